@@ -1,0 +1,233 @@
+#include "ringside/trace_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+#include "hdf5_util.h"
+#include "meta_attributes.h"
+#include "trace_types.h"
+
+namespace ringside::trace {
+namespace {
+
+constexpr unsigned kMetadataReadAttempts = 8;
+
+// One dataset of an open file, checked against the schema's field table.
+struct OpenDataset {
+  const DatasetSpec* spec = nullptr;
+  h5::Handle dataset;
+  h5::Handle memory_type;
+};
+
+Status open_dataset(hid_t file, const char* name, const std::string& path, OpenDataset& out) {
+  const DatasetSpec& spec = dataset_spec(name);
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+    return Status::error(path + ": dataset '" + name +
+                         "' is missing; the file is truncated, corrupt or not a ringside trace");
+  }
+  h5::Handle dataset(H5Dopen2(file, name, H5P_DEFAULT));
+  if (!dataset.valid()) return Status::error(h5::failure(std::string("opening dataset ") + name, path));
+  h5::Handle file_type(H5Dget_type(dataset.get()));
+  if (!file_type.valid() || H5Tget_class(file_type.get()) != H5T_COMPOUND) {
+    return Status::error(path + ": dataset '" + name + "' is not a table of records");
+  }
+  for (const FieldInfo& field : spec.fields) {
+    if (H5Tget_member_index(file_type.get(), field.name.c_str()) < 0) {
+      return Status::error(path + ": dataset '" + name + "' has no field '" + field.name +
+                           "'; the file does not follow trace schema v" +
+                           std::to_string(kSchemaVersion));
+    }
+  }
+  h5::Handle space(H5Dget_space(dataset.get()));
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1) {
+    return Status::error(path + ": dataset '" + name + "' is not one-dimensional");
+  }
+  out.spec = &spec;
+  out.dataset = std::move(dataset);
+  out.memory_type = h5::Handle(spec.make_memory_type());
+  return {};
+}
+
+uint64_t extent(const OpenDataset& ds) {
+  // A live writer may have appended since we opened: refresh under SWMR.
+  H5Drefresh(ds.dataset.get());
+  h5::Handle space(H5Dget_space(ds.dataset.get()));
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  return dims[0];
+}
+
+Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
+                 const std::string& path) {
+  if (count == 0) return {};
+  h5::Handle file_space(H5Dget_space(ds.dataset.get()));
+  hsize_t start[1] = {first};
+  hsize_t n[1] = {count};
+  h5::Handle mem_space(H5Screate_simple(1, n, nullptr));
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr) < 0 ||
+      H5Dread(ds.dataset.get(), ds.memory_type.get(), mem_space.get(), file_space.get(),
+              H5P_DEFAULT, out) < 0) {
+    return Status::error(path + ": reading records " + std::to_string(first) + ".." +
+                         std::to_string(first + count) + " of dataset '" + ds.spec->name +
+                         "' failed (corrupt or truncated data): " + h5::last_error());
+  }
+  return {};
+}
+
+template <typename Record>
+Result<std::vector<Record>> read_all(const OpenDataset& ds, const std::string& path) {
+  h5::QuietErrors quiet;
+  std::vector<Record> rows(extent(ds));
+  if (Status s = read_rows(ds, 0, rows.size(), rows.data(), path); !s.ok()) return s;
+  return rows;
+}
+
+}  // namespace
+
+struct TraceReader::Impl {
+  std::string path;
+  TraceMeta meta;
+  h5::Handle file;
+  OpenDataset ops, pending, samples, events, comms, stats;
+};
+
+TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TraceReader::~TraceReader() = default;
+
+Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": no such file");
+  if (!S_ISREG(st.st_mode)) return Status::error(path + ": not a regular file");
+  if (st.st_size == 0) return Status::error(path + ": empty file (0 bytes)");
+
+  h5::QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    return Status::error(path + ": not an HDF5 file (no valid HDF5 signature; truncated or corrupt)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  // SWMR read opens files whose writer is still running or was killed,
+  // without h5clear.  Files from other tools may not allow it: retry plainly.
+  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  // Under SWMR read HDF5 retries metadata whose checksum fails (the writer may
+  // be mid-update), by default 100 times with growing sleeps: a corrupt file
+  // would then take minutes to reject.  A few attempts cover a live writer.
+  H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
+  // Close every object with the file, even after a failed read.
+  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  impl->file = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get()));
+  if (!impl->file.valid()) {
+    std::string swmr_error = h5::last_error();
+    impl->file = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!impl->file.valid()) {
+      std::string detail = swmr_error;
+      if (detail.find("truncated") != std::string::npos) {
+        detail = "the file is truncated (" + std::to_string(st.st_size) + " bytes): " + detail;
+      }
+      return Status::error(path + ": cannot open as HDF5: " + detail);
+    }
+  }
+  if (Status s = read_meta_attributes(impl->file.get(), impl->meta, path); !s.ok()) return s;
+
+  std::pair<OpenDataset*, const char*> sets[] = {
+      {&impl->ops, kOpsDataset},       {&impl->pending, kPendingDataset},
+      {&impl->samples, kSamplesDataset}, {&impl->events, kEventsDataset},
+      {&impl->comms, kCommsDataset},   {&impl->stats, kStatsDataset}};
+  for (auto& [ds, name] : sets) {
+    if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
+  }
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+
+const TraceMeta& TraceReader::meta() const { return impl_->meta; }
+const std::string& TraceReader::path() const { return impl_->path; }
+
+uint64_t TraceReader::op_count() const {
+  h5::QuietErrors quiet;
+  return extent(impl_->ops);
+}
+
+Result<size_t> TraceReader::read_ops(uint64_t first, std::span<OpRecord> out) const {
+  h5::QuietErrors quiet;
+  const uint64_t total = extent(impl_->ops);
+  if (first >= total) return size_t{0};
+  size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), total - first));
+  if (Status s = read_rows(impl_->ops, first, n, out.data(), impl_->path); !s.ok()) return s;
+  return n;
+}
+
+Status TraceReader::for_each_op_batch(
+    size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn) const {
+  if (batch == 0) batch = 1;
+  std::vector<OpRecord> buf(batch);
+  const uint64_t total = op_count();
+  for (uint64_t first = 0; first < total; first += batch) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(batch, total - first));
+    auto got = read_ops(first, std::span<OpRecord>(buf.data(), n));
+    if (!got.ok()) return got.status();
+    if (!fn(std::span<const OpRecord>(buf.data(), got.value()))) break;
+  }
+  return {};
+}
+
+Result<std::vector<SampleRecord>> TraceReader::samples() const {
+  return read_all<SampleRecord>(impl_->samples, impl_->path);
+}
+Result<std::vector<EventRecord>> TraceReader::events() const {
+  auto rows = read_all<EventRecord>(impl_->events, impl_->path);
+  if (rows.ok()) {
+    // Guarantee termination whatever the file holds.
+    for (EventRecord& e : rows.value()) e.text[kTextLen - 1] = '\0';
+  }
+  return rows;
+}
+Result<std::vector<CommRecord>> TraceReader::comms() const {
+  return read_all<CommRecord>(impl_->comms, impl_->path);
+}
+Result<std::vector<StatsRecord>> TraceReader::stats() const {
+  return read_all<StatsRecord>(impl_->stats, impl_->path);
+}
+
+Result<std::vector<OpRecord>> TraceReader::last_pending() const {
+  h5::QuietErrors quiet;
+  const uint64_t total = extent(impl_->pending);
+  std::vector<OpRecord> out;
+  if (total == 0) return out;
+  // Snapshots are appended in flush order: read backwards in windows until
+  // the flush index changes.
+  constexpr uint64_t kWindow = 1024;
+  std::vector<PendingRecord> buf;
+  uint64_t last_index = 0;
+  uint64_t end = total;
+  while (end > 0) {
+    uint64_t first = end > kWindow ? end - kWindow : 0;
+    buf.resize(end - first);
+    if (Status s = read_rows(impl_->pending, first, buf.size(), buf.data(), impl_->path); !s.ok()) {
+      return s;
+    }
+    if (last_index == 0) last_index = buf.back().flush_index;
+    bool done = false;
+    for (auto it = buf.rbegin(); it != buf.rend(); ++it) {
+      if (it->flush_index != last_index) {
+        done = true;
+        break;
+      }
+      out.push_back(it->op);
+    }
+    if (done) break;
+    end = first;
+  }
+  // A snapshot is only current if no later flush had zero pending ops.
+  auto st = stats();
+  if (!st.ok()) return st.status();
+  if (!st.value().empty() && st.value().back().flush_index != last_index) out.clear();
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace ringside::trace

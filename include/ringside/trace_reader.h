@@ -1,0 +1,73 @@
+// Reads one rank's trace file, including files whose writer is still running
+// or was killed (opened with SWMR read, no h5clear needed).  Ops are read in
+// windows so memory stays bounded whatever the file size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ringside/status.h"
+#include "ringside/trace_meta.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::trace {
+
+class TraceReader {
+ public:
+  // Fails with a message naming the file for: missing file, not HDF5, not a
+  // ringside trace, unsupported schema_version, missing or mistyped datasets.
+  static Result<std::unique_ptr<TraceReader>> open(const std::string& path);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  const TraceMeta& meta() const;
+  const std::string& path() const;
+
+  uint64_t op_count() const;
+  // Reads up to out.size() ops starting at `first`; returns how many were read.
+  Result<size_t> read_ops(uint64_t first, std::span<OpRecord> out) const;
+  // Calls `fn` on consecutive batches of at most `batch` ops; stops early and
+  // returns the error if a read fails, or if fn returns false (then ok).
+  Status for_each_op_batch(size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn) const;
+
+  // Small tables, read whole.
+  Result<std::vector<SampleRecord>> samples() const;
+  Result<std::vector<EventRecord>> events() const;
+  Result<std::vector<CommRecord>> comms() const;
+  Result<std::vector<StatsRecord>> stats() const;
+  // The ops outstanding at the last flush (the last /pending snapshot).
+  Result<std::vector<OpRecord>> last_pending() const;
+
+  struct Impl;
+
+ private:
+  explicit TraceReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A job's trace directory: one file per rank.
+struct TraceDirEntry {
+  std::string path;
+  int64_t rank = -1;
+};
+
+struct TraceDirListing {
+  std::string job_id;
+  int64_t world_size = 0;
+  std::vector<TraceDirEntry> files;       // readable rank files, sorted by rank
+  std::vector<int64_t> missing_ranks;     // ranks 0..world_size-1 with no file
+  std::vector<std::string> bad_files;     // "path: reason" for files that could not be opened
+};
+
+// Lists and opens the headers of every trace in `dir`.  Errors: not a
+// directory, no trace files, files of more than one job (names the jobs),
+// schema versions it cannot read.  Unreadable single files go to bad_files.
+Result<TraceDirListing> list_trace_dir(const std::string& dir);
+
+}  // namespace ringside::trace

@@ -1,0 +1,62 @@
+// Appends records to one rank's trace file.  One thread owns a writer.
+//
+// Records are buffered in memory up to one chunk per dataset and written as
+// whole chunks; flush() writes partial chunks, the /stats row and the /pending
+// snapshot, then makes everything visible to SWMR readers.  Memory is bounded
+// by chunk_records x record size per dataset.  No call throws: errors come back
+// as Status with the file name and the failing HDF5 call.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "ringside/status.h"
+#include "ringside/trace_meta.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::trace {
+
+struct WriterOptions {
+  size_t chunk_records = 4096;  // records per HDF5 chunk (and in-memory buffer)
+  int deflate_level = 4;        // 0 disables compression; shuffle is always on
+};
+
+class TraceWriter {
+ public:
+  // Creates (truncates) `path` and writes the metadata attributes.  The file is
+  // in SWMR-write mode when this returns.
+  static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const TraceMeta& meta,
+                                                     const WriterOptions& options = {});
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  Status append(std::span<const OpRecord> ops);
+  Status append(std::span<const SampleRecord> samples);
+  Status append(std::span<const EventRecord> events);
+  Status append(std::span<const CommRecord> comms);
+
+  // Makes all appended data durable and visible.  `pending` are the ops
+  // outstanding now; they are written to /pending under this flush's index.
+  // `stats.flush_index` and `stats.pending_ops` are filled in by the writer.
+  Status flush(std::span<const OpRecord> pending, StatsRecord stats);
+
+  // Flushes (without a pending snapshot unless given) and closes.  Idempotent.
+  Status close();
+
+  const std::string& path() const;
+  uint64_t flushes() const;
+
+  struct Impl;
+
+ private:
+  explicit TraceWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "<dir>/ringside-<job>-r<rank, 6 digits>.h5"
+std::string trace_file_name(const std::string& job_id, int64_t rank);
+
+}  // namespace ringside::trace

@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "ringside/trace_reader.h"
+#include "ringside/trace_writer.h"
+#include "trace_test_util.h"
+
+namespace ringside::trace {
+namespace {
+
+using testing::make_temp_dir;
+
+void expect_op_eq(const OpRecord& a, const OpRecord& b, uint64_t i) {
+#define X(type, name, unit, desc) EXPECT_EQ(a.name, b.name) << "op " << i << " field " #name;
+  RINGSIDE_OP_FIELDS(X)
+#undef X
+}
+
+TEST(TraceRoundTrip, EveryFieldOfEveryDatasetSurvives) {
+  const std::string dir = make_temp_dir("rt");
+  const std::string path = dir + "/" + trace_file_name("job1", 3);
+  TraceMeta meta = testing::sample_meta("job1", 3, 8);
+  const uint64_t kOps = 10'000;  // several chunks plus a partial one
+  std::vector<OpRecord> pending = {testing::make_op(kOps), testing::make_op(kOps + 1)};
+  pending[0].status = static_cast<uint8_t>(OpStatus::kHostPending);
+  pending[0].t_exit_ns = kUnknownTime;
+  {
+    WriterOptions opts;
+    opts.chunk_records = 1024;
+    auto w = TraceWriter::create(path, meta, opts);
+    ASSERT_TRUE(w.ok()) << w.message();
+    std::vector<OpRecord> ops;
+    for (uint64_t i = 0; i < kOps; ++i) ops.push_back(testing::make_op(i));
+    // Uneven batches exercise chunk boundaries.
+    ASSERT_TRUE(w.value()->append(std::span(ops).subspan(0, 1500)).ok());
+    ASSERT_TRUE(w.value()->append(std::span(ops).subspan(1500)).ok());
+    for (uint64_t i = 0; i < 5; ++i) {
+      SampleRecord s = testing::make_sample(i);
+      EventRecord e = testing::make_event(i);
+      CommRecord c = testing::make_comm(i);
+      ASSERT_TRUE(w.value()->append(std::span(&s, 1)).ok());
+      ASSERT_TRUE(w.value()->append(std::span(&e, 1)).ok());
+      ASSERT_TRUE(w.value()->append(std::span(&c, 1)).ok());
+    }
+    StatsRecord st{};
+    st.ops_recorded = kOps;
+    st.ops_dropped = 7;
+    ASSERT_TRUE(w.value()->flush({}, st).ok());
+    st.t_ns = 99;
+    ASSERT_TRUE(w.value()->flush(pending, st).ok());
+    EXPECT_EQ(w.value()->flushes(), 2u);
+    ASSERT_TRUE(w.value()->close().ok());
+  }
+  auto r = TraceReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const TraceReader& reader = *r.value();
+  // Metadata: every attribute.
+#define X(kind, name, desc) EXPECT_EQ(reader.meta().name, meta.name) << #name;
+  meta.schema_version = kSchemaVersion;
+  meta.simulated = 1;  // derived from the device name
+  RINGSIDE_META_FIELDS(X)
+#undef X
+  ASSERT_EQ(reader.op_count(), kOps);
+  uint64_t seen = 0;
+  ASSERT_TRUE(reader
+                  .for_each_op_batch(777,
+                                     [&](std::span<const OpRecord> batch) {
+                                       for (const OpRecord& op : batch) {
+                                         expect_op_eq(op, testing::make_op(seen), seen);
+                                         ++seen;
+                                       }
+                                       return true;
+                                     })
+                  .ok());
+  EXPECT_EQ(seen, kOps);
+
+  auto samples = reader.samples();
+  ASSERT_TRUE(samples.ok());
+  ASSERT_EQ(samples.value().size(), 5u);
+  auto events = reader.events();
+  ASSERT_TRUE(events.ok());
+  auto comms = reader.comms();
+  ASSERT_TRUE(comms.ok());
+  for (uint64_t i = 0; i < 5; ++i) {
+    SampleRecord es = testing::make_sample(i);
+    const SampleRecord& s = samples.value()[i];
+#define X(type, name, unit, desc) EXPECT_EQ(s.name, es.name) << #name;
+    RINGSIDE_SAMPLE_FIELDS(X)
+#undef X
+    EventRecord ee = testing::make_event(i);
+    const EventRecord& e = events.value()[i];
+    EXPECT_EQ(e.t_ns, ee.t_ns);
+    EXPECT_EQ(e.comm_id, ee.comm_id);
+    EXPECT_EQ(e.seq, ee.seq);
+    EXPECT_EQ(e.value, ee.value);
+    EXPECT_EQ(e.device, ee.device);
+    EXPECT_EQ(e.kind, ee.kind);
+    EXPECT_STREQ(e.text, ee.text);
+    CommRecord ec = testing::make_comm(i);
+    const CommRecord& c = comms.value()[i];
+#define X(type, name, unit, desc) EXPECT_EQ(c.name, ec.name) << #name;
+    RINGSIDE_COMM_FIELDS(X)
+#undef X
+  }
+  auto stats = reader.stats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_EQ(stats.value().size(), 2u);
+  EXPECT_EQ(stats.value()[0].flush_index, 1u);
+  EXPECT_EQ(stats.value()[1].flush_index, 2u);
+  EXPECT_EQ(stats.value()[1].t_ns, 99);
+  EXPECT_EQ(stats.value()[1].ops_dropped, 7u);
+  EXPECT_EQ(stats.value()[1].pending_ops, 2u);
+  auto last = reader.last_pending();
+  ASSERT_TRUE(last.ok()) << last.message();
+  ASSERT_EQ(last.value().size(), 2u);
+  expect_op_eq(last.value()[0], pending[0], 0);
+  expect_op_eq(last.value()[1], pending[1], 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceRoundTrip, PendingSnapshotIsClearedByALaterEmptyFlush) {
+  const std::string dir = make_temp_dir("pend");
+  const std::string path = dir + "/" + trace_file_name("j", 0);
+  auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1));
+  ASSERT_TRUE(w.ok()) << w.message();
+  OpRecord op = testing::make_op(1);
+  ASSERT_TRUE(w.value()->flush(std::span(&op, 1), {}).ok());
+  ASSERT_TRUE(w.value()->flush({}, {}).ok());
+  ASSERT_TRUE(w.value()->close().ok());
+  auto r = TraceReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto last = r.value()->last_pending();
+  ASSERT_TRUE(last.ok());
+  EXPECT_TRUE(last.value().empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceRoundTrip, FileNameCarriesJobAndPaddedRank) {
+  EXPECT_EQ(trace_file_name("12345", 7), "ringside-12345-r000007.h5");
+  EXPECT_EQ(trace_file_name("a/b c", 0), "ringside-a_b_c-r000000.h5");
+}
+
+TEST(TraceRoundTrip, WriterRejectsBadOptionsAndUnwritablePaths) {
+  WriterOptions bad;
+  bad.chunk_records = 0;
+  auto w = TraceWriter::create("/tmp/never.h5", testing::sample_meta("j", 0, 1), bad);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.message().find("chunk_records"), std::string::npos);
+  auto w2 = TraceWriter::create("/nonexistent-dir/x.h5", testing::sample_meta("j", 0, 1));
+  ASSERT_FALSE(w2.ok());
+  EXPECT_NE(w2.message().find("/nonexistent-dir/x.h5"), std::string::npos) << w2.message();
+}
+
+TEST(TraceRoundTrip, ClosedWriterReturnsErrors) {
+  const std::string dir = make_temp_dir("closed");
+  auto w = TraceWriter::create(dir + "/t.h5", testing::sample_meta("j", 0, 1));
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w.value()->close().ok());
+  OpRecord op = testing::make_op(0);
+  auto s = w.value()->append(std::span(&op, 1));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("closed"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ringside::trace
