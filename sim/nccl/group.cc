@@ -1,0 +1,148 @@
+#include "group.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "executor.h"
+#include "last_error.h"
+
+namespace ringside::sim::nccl {
+namespace {
+
+struct PendingOp {
+  std::shared_ptr<Comm> comm;
+  cudaStream_t stream;
+  OpDesc op;
+  bool stall_before;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<PendingOp> ops;
+  std::vector<std::shared_ptr<Comm>> inits;
+  const Comm* stop_comm = nullptr;  // set when a grouped op was the last before a stop
+  int64_t stop_next_op = 0;
+};
+
+thread_local GroupState g_group;
+
+ncclResult_t launch_pending(std::vector<PendingOp>& ops) {
+  // One task per (comm, stream), in issue order.
+  std::vector<std::pair<std::unique_ptr<Task>, cudaStream_t>> tasks;
+  for (PendingOp& p : ops) {
+    Task* t = nullptr;
+    for (auto& [task, stream] : tasks) {
+      if (task->comm == p.comm && stream == p.stream) t = task.get();
+    }
+    if (t == nullptr) {
+      tasks.emplace_back(std::make_unique<Task>(), p.stream);
+      t = tasks.back().first.get();
+      t->comm = p.comm;
+    }
+    t->ops.push_back(p.op);
+    t->stall_before.push_back(p.stall_before);
+  }
+  ncclResult_t result = ncclSuccess;
+  for (auto& [task, stream] : tasks) {
+    ncclResult_t r = launch_task(std::move(task), stream);
+    if (result == ncclSuccess) result = r;
+  }
+  return result;
+}
+
+}  // namespace
+
+void stop_forever(const Comm& comm, int64_t next_op) {
+  debug_log(comm.label() + ": stop fault: this rank stops issuing ops before op " + std::to_string(next_op) +
+            " of comm index " + std::to_string(comm.comm_index));
+  for (;;) pause();
+}
+
+ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t stream) {
+  bool stall = false;
+  bool stop_after = false;
+  {
+    std::lock_guard<std::mutex> lock(comm->issue_mu);
+    op.op_index = comm->op_count++;
+    switch (op.func) {
+      case Func::kSend: op.seq = comm->send_seq[op.root]++; break;
+      case Func::kRecv: op.seq = comm->recv_seq[op.root]++; break;
+      default: op.seq = comm->coll_seq++; break;
+    }
+  }
+  const Cluster& c = cluster();
+  if (const OpFault* f = c.op_fault(OpFaultKind::kCrash, comm->global_rank, comm->comm_index);
+      f && f->op == op.op_index) {
+    warn(comm->label() + ": crash fault: global rank " + std::to_string(comm->global_rank) + " aborts at op " +
+         std::to_string(op.op_index) + " (" + func_name(op.func) + ") of comm index " +
+         std::to_string(comm->comm_index));
+    std::abort();
+  }
+  if (const OpFault* f = c.op_fault(OpFaultKind::kStall, comm->global_rank, comm->comm_index);
+      f && f->op == op.op_index) {
+    stall = true;
+  }
+  if (const OpFault* f = c.op_fault(OpFaultKind::kStop, comm->global_rank, comm->comm_index);
+      f && f->op == op.op_index + 1) {
+    stop_after = true;
+  }
+  const bool empty = op.count == 0;  // NCCL returns at once for zero-sized ops
+  if (g_group.depth > 0) {
+    if (!empty || stall) g_group.ops.push_back(PendingOp{comm, stream, op, stall});
+    if (stop_after) {
+      g_group.stop_comm = comm.get();
+      g_group.stop_next_op = op.op_index + 1;
+    }
+    return ncclSuccess;
+  }
+  ncclResult_t r = ncclSuccess;
+  if (!empty || stall) {
+    auto task = std::make_unique<Task>();
+    task->comm = comm;
+    task->ops.push_back(op);
+    task->stall_before.push_back(stall);
+    r = launch_task(std::move(task), stream);
+  }
+  if (stop_after) stop_forever(*comm, op.op_index + 1);
+  return r;
+}
+
+ncclResult_t group_start() {
+  ++g_group.depth;
+  return ncclSuccess;
+}
+
+bool in_group() { return g_group.depth > 0; }
+
+void group_add_init(const std::shared_ptr<Comm>& comm) { g_group.inits.push_back(comm); }
+
+ncclResult_t group_end() {
+  if (g_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  if (--g_group.depth > 0) return ncclSuccess;
+  ncclResult_t result = ncclSuccess;
+  std::vector<std::shared_ptr<Comm>> inits;
+  inits.swap(g_group.inits);
+  for (auto& c : inits) {
+    ncclResult_t r = c->blocking ? c->wait_ready() : ncclSuccess;
+    if (result == ncclSuccess && r != ncclSuccess) result = r;
+  }
+  std::vector<PendingOp> ops;
+  ops.swap(g_group.ops);
+  ncclResult_t r = launch_pending(ops);
+  if (result == ncclSuccess) result = r;
+  if (g_group.stop_comm != nullptr) {
+    const Comm* c = g_group.stop_comm;
+    g_group.stop_comm = nullptr;
+    stop_forever(*c, g_group.stop_next_op);
+  }
+  if (result == ncclSuccess && !inits.empty()) {
+    for (auto& c : inits) {
+      if (!c->blocking && c->init_state.load() == ncclInProgress) return ncclInProgress;
+    }
+  }
+  return result;
+}
+
+}  // namespace ringside::sim::nccl
