@@ -1,0 +1,53 @@
+// Command-line options of `nccl_bench <collective>`: nccl-tests' flags with the
+// same names and meanings, plus ringside's output and launch options.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/collective.h"
+#include "core/world.h"
+
+namespace ringside::bench {
+
+struct BenchOptions {
+  const Collective* collective = nullptr;
+  uint64_t min_bytes = 32ull << 20;     // -b
+  uint64_t max_bytes = 32ull << 20;     // -e
+  uint64_t step_bytes = 1ull << 20;     // -i
+  uint64_t step_factor = 1;             // -f (1: use -i)
+  int iters = 20;                       // -n
+  int warmup_iters = 1;                 // -w
+  int agg_iters = 1;                    // -m
+  int check_iters = 1;                  // -c
+  std::vector<const DataType*> dtypes;  // -d (several for "all")
+  std::vector<const RedOp*> ops;        // -o (several for "all")
+  int root = 0;                         // -r; -1 = every root in turn ("all")
+  int gpus_per_process = 1;             // -g
+  int average = 1;                      // -a 0=rank0 1=avg 2=min 3=max
+  int blocking = 0;                     // -z 0..3
+  int graph_launches = 0;               // -G
+  std::string json_file;                // --json / -J
+  std::string trace_dir;                // --trace-dir
+  std::optional<double> min_busbw;      // --min-busbw GB/s
+  WorldOptions world;                   // --launcher, --rendezvous
+  std::string command_line;             // for the JSON and the trace config
+};
+
+// Parses argv[first..argc) (after the collective name).  Returns nullopt when
+// --help was printed; throws UsageError on any bad or unknown flag.
+std::optional<BenchOptions> parse_bench_options(const std::string& collective, int argc,
+                                                char** argv, int first);
+
+// The sizes to run, nccl-tests' sequence from -b to -e by -f or -i.
+std::vector<uint64_t> bench_sizes(const BenchOptions& o);
+
+// Shared option parsing helpers (also used by validate).
+uint64_t parse_size_flag(const std::string& flag, const std::string& text);
+int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max);
+double parse_double_flag(const std::string& flag, const std::string& text, double min);
+Launcher parse_launcher(const std::string& text);
+
+}  // namespace ringside::bench

@@ -1,0 +1,350 @@
+#include "bench/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "core/errors.h"
+#include "ringside/bandwidth.h"
+
+namespace ringside::bench {
+
+namespace {
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+std::byte* at(void* base, size_t elements, size_t elt) {
+  return static_cast<std::byte*>(base) + elements * elt;
+}
+
+}  // namespace
+
+Runner::Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace)
+    : world_(world), o_(options), report_(report), trace_(trace) {
+  for (const DataType* t : o_.dtypes) {
+    const Counts c = o_.collective->counts(o_.max_bytes / static_cast<uint64_t>(t->size),
+                                           static_cast<size_t>(t->size), world_.nranks());
+    buffer_bytes_ =
+        std::max(buffer_bytes_, std::max(c.send, c.recv) * static_cast<size_t>(t->size));
+  }
+  buffer_bytes_ = std::max<size_t>(buffer_bytes_, 16);
+  for (LocalRank& l : world_.locals()) {
+    Local b;
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+    RINGSIDE_CUDA_CHECK(cudaMalloc(&b.send, buffer_bytes_));
+    RINGSIDE_CUDA_CHECK(cudaMalloc(&b.recv, buffer_bytes_));
+    RINGSIDE_CUDA_CHECK(cudaMemset(b.send, 0, buffer_bytes_));
+    RINGSIDE_CUDA_CHECK(cudaMemset(b.recv, 0, buffer_bytes_));
+    if (o_.check_iters > 0) b.host.resize(buffer_bytes_);
+    locals_.push_back(std::move(b));
+  }
+}
+
+Runner::~Runner() {
+  auto& ls = world_.locals();
+  for (size_t i = 0; i < locals_.size(); ++i) {
+    cudaSetDevice(ls[i].cs.device);
+    cudaFree(locals_[i].send);
+    cudaFree(locals_[i].recv);
+  }
+}
+
+Runner::Setup Runner::make_setup(const DataType* type, const RedOp* op, int root,
+                                 uint64_t size) const {
+  Setup s;
+  s.type = type;
+  s.op = op;
+  s.root = root;
+  s.size = size;
+  s.c = o_.collective->counts(size / static_cast<uint64_t>(type->size),
+                              static_cast<size_t>(type->size), world_.nranks());
+  return s;
+}
+
+void Runner::issue(const Setup& s, bool in_place, bool capturing) {
+  auto& ls = world_.locals();
+  const size_t elt = static_cast<size_t>(s.type->size);
+  const bool grouped = ls.size() > 1;
+  // Events recorded inside a group would precede the op's launch at ncclGroupEnd.
+  const bool timed = !capturing && !grouped && o_.agg_iters == 1;
+  if (grouped) RINGSIDE_NCCL_CHECK(ncclGroupStart());
+  for (size_t i = 0; i < ls.size(); ++i) {
+    const int rank = ls[i].rank;
+    CollArgs a{};
+    a.send = in_place
+                 ? at(locals_[i].recv, s.c.send_inplace_offset * static_cast<size_t>(rank), elt)
+                 : locals_[i].send;
+    a.recv = in_place
+                 ? at(locals_[i].recv, s.c.recv_inplace_offset * static_cast<size_t>(rank), elt)
+                 : locals_[i].recv;
+    a.count = s.c.param;
+    a.type = s.type->nccl;
+    a.op = s.op->nccl;
+    a.root = s.root;
+    a.rank = rank;
+    a.nranks = world_.nranks();
+    a.comm = ls[i].cs.comm;
+    a.stream = ls[i].cs.stream;
+    if (trace_ != nullptr) trace_->before(i, timed);
+    RINGSIDE_NCCL_CHECK(o_.collective->run(a));
+    if (trace_ != nullptr) {
+      OpDesc d;
+      d.kind = o_.collective->kind;
+      d.count = s.c.param;
+      d.bytes = nccl_tests_size(o_.collective->kind, s.c.param, s.type->size, world_.nranks());
+      d.dtype = static_cast<uint8_t>(s.type->nccl);
+      d.redop = o_.collective->has_redop ? static_cast<uint8_t>(s.op->nccl) : 0;
+      d.peer = o_.collective->has_root ? s.root : -1;
+      d.flags = static_cast<uint8_t>((in_place ? trace::kFlagInPlace : 0) |
+                                     (capturing ? trace::kFlagGraphCapture : 0) |
+                                     ((grouped || o_.agg_iters > 1) ? trace::kFlagInGroup : 0));
+      if (d.kind == trace::OpKind::kSend) {
+        d.peer = (rank + 1) % world_.nranks();
+        trace_->after(i, d);
+        d.kind = trace::OpKind::kRecv;
+        d.peer = (rank - 1 + world_.nranks()) % world_.nranks();
+      }
+      trace_->after(i, d);
+      trace_->end_op(i);
+    }
+  }
+  if (grouped) RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+}
+
+void Runner::sync_all(bool trace_complete) {
+  auto& ls = world_.locals();
+  for (size_t i = 0; i < ls.size(); ++i) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
+    RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(ls[i].cs.stream));
+    if (trace_complete && trace_ != nullptr) trace_->complete(i);
+  }
+}
+
+void Runner::barrier() {
+  world_.barrier();
+}
+
+double Runner::combine_time(double seconds) {
+  const auto cs = world_.comm_streams();
+  const int n = world_.nranks();
+  std::vector<std::vector<double>> v(cs.size(), std::vector<double>(1, seconds));
+  ncclRedOp_t op = ncclSum;
+  if (o_.average == 0) {
+    for (size_t i = 0; i < cs.size(); ++i) v[i][0] = world_.locals()[i].rank == 0 ? seconds : 0.0;
+  } else if (o_.average == 2) {
+    op = ncclMin;
+  } else if (o_.average == 3) {
+    op = ncclMax;
+  }
+  double t = oob_allreduce(cs, v, op)[0][0];
+  if (o_.average == 1) t /= n;
+  return t;
+}
+
+void Runner::warm_up(const DataType* type, const RedOp* op, int root) {
+  if (o_.warmup_iters == 0) return;
+  for (uint64_t size = o_.min_bytes; size <= o_.max_bytes; size = size == 0 ? 1 : size * 2) {
+    const Setup s = make_setup(type, op, root, size);
+    for (int i = 0; i < o_.warmup_iters; ++i) issue(s, false, false);
+    sync_all(true);
+    if (size > o_.max_bytes / 2) break;
+  }
+}
+
+Measurement Runner::bench_time(const Setup& s, bool in_place) {
+  auto& ls = world_.locals();
+  // One op to settle, then line everyone up.
+  issue(s, in_place, false);
+  sync_all(true);
+  barrier();
+
+  const bool graph = o_.graph_launches > 0;
+  if (graph) {
+    for (LocalRank& l : ls) {
+      RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+      RINGSIDE_CUDA_CHECK(cudaStreamBeginCapture(l.cs.stream, cudaStreamCaptureModeThreadLocal));
+    }
+  }
+  double coll_only = 0;
+  double t0 = now_seconds();
+  for (int iter = 0; iter < o_.iters; ++iter) {
+    const double t_iter = now_seconds();
+    if (o_.agg_iters > 1) RINGSIDE_NCCL_CHECK(ncclGroupStart());
+    for (int a = 0; a < o_.agg_iters; ++a) issue(s, in_place, graph);
+    if (o_.agg_iters > 1) RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+    if (o_.blocking == 1 || o_.blocking == 2) {
+      sync_all(false);
+      if (o_.blocking == 1) barrier();
+    } else if (o_.blocking == 3) {
+      sync_all(false);
+      coll_only += now_seconds() - t_iter;
+      barrier();
+    }
+  }
+  std::vector<cudaGraphExec_t> execs;
+  if (graph) {
+    for (LocalRank& l : ls) {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t e = nullptr;
+      RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+      RINGSIDE_CUDA_CHECK(cudaStreamEndCapture(l.cs.stream, &g));
+      RINGSIDE_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+      RINGSIDE_CUDA_CHECK(cudaGraphDestroy(g));
+      execs.push_back(e);
+    }
+    barrier();
+    t0 = now_seconds();
+    for (int k = 0; k < o_.graph_launches; ++k) {
+      for (size_t i = 0; i < ls.size(); ++i) {
+        RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
+        RINGSIDE_CUDA_CHECK(cudaGraphLaunch(execs[i], ls[i].cs.stream));
+      }
+    }
+  }
+  sync_all(false);
+  double seconds = (o_.blocking == 3 ? coll_only : now_seconds() - t0) /
+                   (static_cast<double>(o_.iters) * o_.agg_iters);
+  if (graph) seconds /= o_.graph_launches;
+  for (size_t i = 0; i < execs.size(); ++i) {
+    cudaSetDevice(ls[i].cs.device);
+    cudaGraphExecDestroy(execs[i]);
+  }
+  if (trace_ != nullptr) {
+    for (size_t i = 0; i < ls.size(); ++i) trace_->complete(i);
+  }
+
+  seconds = combine_time(seconds);
+  Measurement m;
+  m.time_us = seconds * 1e6;
+  const Bandwidth bw = compute_bandwidth(
+      o_.collective->kind,
+      nccl_tests_size(o_.collective->kind, s.c.param, s.type->size, world_.nranks()), seconds,
+      world_.nranks());
+  m.alg_gbps = bw.alg_gbps;
+  m.bus_gbps = bw.bus_gbps;
+  bw_sum_ += m.bus_gbps;
+  ++bw_count_;
+
+  m.checked = o_.check_iters > 0 && (!in_place || o_.collective->check_in_place);
+  if (m.checked) {
+    for (int c = 0; c < o_.check_iters; ++c) {
+      m.wrong = check_once(s, in_place, ++rep_);
+      if (m.wrong != 0) break;
+    }
+  }
+  return m;
+}
+
+int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
+  auto& ls = world_.locals();
+  const size_t elt = static_cast<size_t>(s.type->size);
+  const ncclDataType_t t = s.type->nccl;
+  InputGen gen;
+  gen.reduction = o_.collective->has_redop;
+  gen.op = s.op->nccl;
+  gen.nranks = world_.nranks();
+  gen.rep = rep;
+  const size_t image = in_place ? std::max(s.c.send, s.c.recv) : s.c.recv;
+
+  // The recv buffer before the op: zeros, plus (in place) this rank's input.
+  auto initial = [&](int rank, size_t j) -> double {
+    const size_t off = s.c.send_inplace_offset * static_cast<size_t>(rank);
+    if (in_place && j >= off && j < off + s.c.send) return as_type(t, gen(rank, j - off));
+    return 0.0;
+  };
+
+  for (size_t i = 0; i < ls.size(); ++i) {
+    const int rank = ls[i].rank;
+    std::byte* host = locals_[i].host.data();
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
+    if (!in_place) {
+      for (size_t k = 0; k < s.c.send; ++k) store_value(t, host, k, gen(rank, k));
+      RINGSIDE_CUDA_CHECK(
+          cudaMemcpy(locals_[i].send, host, s.c.send * elt, cudaMemcpyHostToDevice));
+    }
+    for (size_t j = 0; j < image; ++j) store_value(t, host, j, initial(rank, j));
+    RINGSIDE_CUDA_CHECK(cudaMemcpy(locals_[i].recv, host, image * elt, cudaMemcpyHostToDevice));
+  }
+  issue(s, in_place, false);
+  sync_all(true);
+
+  std::vector<std::vector<double>> wrong(ls.size(), std::vector<double>(1, 0.0));
+  for (size_t i = 0; i < ls.size(); ++i) {
+    const int rank = ls[i].rank;
+    std::byte* host = locals_[i].host.data();
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
+    RINGSIDE_CUDA_CHECK(cudaMemcpy(host, locals_[i].recv, image * elt, cudaMemcpyDeviceToHost));
+    const bool receives = o_.collective->receives(rank, s.root);
+    const size_t out_off = in_place ? s.c.recv_inplace_offset * static_cast<size_t>(rank) : 0;
+    int64_t bad = 0;
+    for (size_t j = 0; j < image; ++j) {
+      const double got = load_value(t, host, j);
+      const bool in_output = receives && j >= out_off && j < out_off + s.c.recv;
+      const double want =
+          in_output ? o_.collective->output(gen, s.c, rank, s.root, j - out_off) : initial(rank, j);
+      const ncclRedOp_t op = in_output && gen.reduction ? s.op->nccl : ncclSum;
+      if (!values_match(*s.type, op, got, want)) ++bad;
+    }
+    wrong[i][0] = static_cast<double>(bad);
+  }
+  return static_cast<int64_t>(oob_allreduce(world_.comm_streams(), wrong, ncclSum)[0][0]);
+}
+
+Summary Runner::run() {
+  Summary summary;
+  report_.header();
+  std::vector<int> roots;
+  if (!o_.collective->has_root) {
+    roots.push_back(-1);
+  } else if (o_.root < 0) {
+    for (int r = 0; r < world_.nranks(); ++r) roots.push_back(r);
+  } else {
+    if (o_.root >= world_.nranks()) {
+      throw UsageError("-r " + std::to_string(o_.root) + " is not a rank of this job (" +
+                       std::to_string(world_.nranks()) + " ranks); give a root from 0 to " +
+                       std::to_string(world_.nranks() - 1) + " or all");
+    }
+    roots.push_back(o_.root);
+  }
+  std::vector<const RedOp*> ops = o_.ops;
+  if (!o_.collective->has_redop) ops.resize(1);  // the op is irrelevant
+
+  for (const DataType* type : o_.dtypes) {
+    for (const RedOp* op : ops) {
+      for (int root_shown : roots) {
+        const int root = root_shown < 0 ? 0 : root_shown;
+        barrier();
+        warm_up(type, op, root);
+        for (uint64_t size : bench_sizes(o_)) {
+          const Setup s = make_setup(type, op, root, size);
+          ResultRow row;
+          row.size = std::max(s.c.send, s.c.recv) * static_cast<uint64_t>(type->size);
+          row.count = s.c.param;
+          row.type = type->name;
+          row.redop = o_.collective->has_redop ? op->name : "none";
+          row.root = root_shown;
+          report_.row_start(row);
+          row.out_of_place = bench_time(s, false);
+          report_.measurement(row.out_of_place);
+          row.in_place = bench_time(s, true);
+          report_.measurement(row.in_place);
+          report_.row_end();
+          summary.wrong_total += row.out_of_place.wrong + row.in_place.wrong;
+          summary.rows.push_back(std::move(row));
+          if (trace_ != nullptr) trace_->flush();
+        }
+      }
+    }
+  }
+  summary.avg_bus_gbps = bw_count_ > 0 ? bw_sum_ / bw_count_ : 0.0;
+  summary.bandwidth_ok = !o_.min_busbw || summary.avg_bus_gbps >= *o_.min_busbw;
+  summary.exit_code = (summary.wrong_total != 0 || !summary.bandwidth_ok) ? 1 : 0;
+  report_.footer(summary);
+  report_.write_json(summary);
+  return summary;
+}
+
+}  // namespace ringside::bench

@@ -1,0 +1,46 @@
+// Typed errors of nccl_bench.  Code throws; main() maps them to exit codes
+// (UsageError -> 2, RuntimeError -> 2; a failed verdict is a return value, not an error).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+namespace ringside::bench {
+
+// Bad flags or input files: the message names the input and the fix.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A CUDA/NCCL/MPI/system call failed while running.
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "host <name> rank <r>" prefix for messages; set once the identity is known.
+void set_error_context(const std::string& host, int rank);
+const std::string& error_context();
+
+[[noreturn]] void throw_cuda(const char* call, cudaError_t err, const char* file, int line);
+[[noreturn]] void throw_nccl(const char* call, ncclResult_t res, const char* file, int line);
+
+}  // namespace ringside::bench
+
+#define RINGSIDE_CUDA_CHECK(call)                                              \
+  do {                                                                         \
+    cudaError_t ringside_err_ = (call);                                        \
+    if (ringside_err_ != cudaSuccess)                                          \
+      ::ringside::bench::throw_cuda(#call, ringside_err_, __FILE__, __LINE__); \
+  } while (0)
+
+#define RINGSIDE_NCCL_CHECK(call)                                              \
+  do {                                                                         \
+    ncclResult_t ringside_res_ = (call);                                       \
+    if (ringside_res_ != ncclSuccess)                                          \
+      ::ringside::bench::throw_nccl(#call, ringside_res_, __FILE__, __LINE__); \
+  } while (0)

@@ -1,0 +1,203 @@
+#include "core/op_trace.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "core/errors.h"
+#include "ringside/trace_meta.h"
+
+namespace ringside::bench {
+
+OpTrace::OpTrace(const std::string& dir, World& world, const std::string& config_json)
+    : dir_(dir), comm_id_(world.comm_id()) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw UsageError("--trace-dir '" + dir + "': cannot create the directory (" + ec.message() +
+                     "); give a writable path");
+  }
+  int nccl_version = 0;
+  ncclGetVersion(&nccl_version);
+  int driver_version = 0;
+  cudaDriverGetVersion(&driver_version);
+  const ProcessIdentity& id = world.identity();
+  for (LocalRank& l : world.locals()) {
+    const RankInfo& info = world.rank_infos()[static_cast<size_t>(l.rank)];
+    trace::TraceMeta meta;
+    meta.schema_version = trace::kSchemaVersion;
+    meta.producer = "nccl_bench";
+    meta.job_id = world.job_id();
+    meta.rank = l.rank;
+    meta.local_rank = l.local_rank;
+    meta.world_size = world.nranks();
+    meta.rank_source = id.source == "mpi" ? "openmpi" : id.source;
+    meta.node = id.node;
+    meta.hostname = id.hostname;
+    meta.pid = info.pid;
+    meta.gpu_device = l.cs.device;
+    meta.gpu_pci_bus_id = info.bus_id;
+    meta.gpu_name = info.gpu_name;
+    meta.gpu_uuid = info.gpu_uuid;
+    meta.nccl_version = nccl_version;
+    meta.cuda_driver_version = driver_version;
+    meta.config = config_json;
+    meta.simulated = 0;  // nccl_bench cannot tell; the sim labels its devices itself
+    trace::stamp_clock_reference(meta);
+    const std::string path =
+        (std::filesystem::path(dir) / trace::trace_file_name(world.job_id(), l.rank)).string();
+    auto writer = trace::TraceWriter::create(path, meta);
+    if (!writer.ok()) throw RuntimeError("cannot create trace " + path + ": " + writer.message());
+    PerLocal p;
+    p.writer = std::move(writer.value());
+    p.cs = l.cs;
+    p.base_ns = meta.clock_monotonic_ns;
+    p.rank = l.rank;
+    p.nranks = world.nranks();
+    p.send_seq.assign(static_cast<size_t>(p.nranks), 0);
+    p.recv_seq.assign(static_cast<size_t>(p.nranks), 0);
+    trace::CommRecord comm{};
+    comm.t_ns = trace::monotonic_now_ns() - meta.clock_monotonic_ns;
+    comm.comm_id = comm_id_;
+    comm.parent_id = 0;
+    comm.color = -1;
+    comm.key = -1;
+    comm.ordinal = 0;
+    comm.nranks = world.nranks();
+    comm.rank = l.rank;
+    comm.device = l.cs.device;
+    comm.origin = static_cast<uint8_t>(trace::CommOrigin::kBench);
+    locals_.push_back(std::move(p));
+    check(locals_.back().writer->append(std::span<const trace::CommRecord>(&comm, 1)),
+          "comm record");
+  }
+}
+
+OpTrace::~OpTrace() {
+  try {
+    close();
+  } catch (const std::exception&) {
+    // close() already reported; destructors must not throw.
+  }
+  for (PerLocal& p : locals_) {
+    for (cudaEvent_t e : p.events) cudaEventDestroy(e);
+  }
+}
+
+void OpTrace::check(const Status& s, const std::string& what) {
+  if (!s.ok()) throw RuntimeError("trace " + what + ": " + s.message());
+}
+
+void OpTrace::before(size_t local, bool timed) {
+  PerLocal& p = locals_[local];
+  p.current_slot = -1;
+  if (timed) {
+    const size_t need = static_cast<size_t>(2 * (p.next_slot + 1));
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(p.cs.device));
+    while (p.events.size() < need) {
+      cudaEvent_t e;
+      RINGSIDE_CUDA_CHECK(cudaEventCreate(&e));
+      p.events.push_back(e);
+    }
+    p.current_slot = p.next_slot++;
+    RINGSIDE_CUDA_CHECK(
+        cudaEventRecord(p.events[2 * static_cast<size_t>(p.current_slot)], p.cs.stream));
+  }
+  p.current_enter = trace::monotonic_now_ns();
+}
+
+void OpTrace::after(size_t local, const OpDesc& op) {
+  PerLocal& p = locals_[local];
+  trace::OpRecord r{};
+  r.t_enter_ns = p.current_enter;
+  r.t_exit_ns = trace::monotonic_now_ns();
+  r.t_dev_start_ns = trace::kUnknownTime;
+  r.t_dev_end_ns = trace::kUnknownTime;
+  r.comm_id = comm_id_;
+  r.seq = p.seq++;
+  r.count = op.count;
+  r.bytes = op.bytes;
+  r.stream = reinterpret_cast<uint64_t>(p.cs.stream);
+  r.group_id = 0;
+  r.peer = op.peer;
+  r.peer_seq = 0;
+  if (op.kind == trace::OpKind::kSend && op.peer >= 0)
+    r.peer_seq = p.send_seq[static_cast<size_t>(op.peer)]++;
+  if (op.kind == trace::OpKind::kRecv && op.peer >= 0)
+    r.peer_seq = p.recv_seq[static_cast<size_t>(op.peer)]++;
+  r.op = static_cast<uint8_t>(op.kind);
+  r.dtype = op.dtype;
+  r.redop = op.redop;
+  r.flags = op.flags;
+  r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
+  p.pending.push_back({r, p.current_slot});
+}
+
+void OpTrace::end_op(size_t local) {
+  PerLocal& p = locals_[local];
+  if (p.current_slot >= 0) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(p.cs.device));
+    RINGSIDE_CUDA_CHECK(
+        cudaEventRecord(p.events[2 * static_cast<size_t>(p.current_slot) + 1], p.cs.stream));
+  }
+  p.current_slot = -1;
+}
+
+void OpTrace::complete(size_t local) {
+  PerLocal& p = locals_[local];
+  if (p.pending.empty()) return;
+  cudaEvent_t now_event = nullptr;
+  int64_t now_host = 0;
+  if (p.next_slot > 0) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(p.cs.device));
+    RINGSIDE_CUDA_CHECK(cudaEventCreate(&now_event));
+    RINGSIDE_CUDA_CHECK(cudaEventRecord(now_event, p.cs.stream));
+    RINGSIDE_CUDA_CHECK(cudaEventSynchronize(now_event));
+    now_host = trace::monotonic_now_ns();
+  }
+  std::vector<trace::OpRecord> out;
+  out.reserve(p.pending.size());
+  for (Pending& pd : p.pending) {
+    if (pd.event_slot >= 0) {
+      float start_ms = 0, end_ms = 0;
+      const size_t k = 2 * static_cast<size_t>(pd.event_slot);
+      if (cudaEventElapsedTime(&start_ms, p.events[k], now_event) == cudaSuccess &&
+          cudaEventElapsedTime(&end_ms, p.events[k + 1], now_event) == cudaSuccess) {
+        pd.rec.t_dev_start_ns =
+            now_host - static_cast<int64_t>(static_cast<double>(start_ms) * 1e6);
+        pd.rec.t_dev_end_ns = now_host - static_cast<int64_t>(static_cast<double>(end_ms) * 1e6);
+        pd.rec.flags |= trace::kFlagDeviceTimed;
+      }
+    }
+    out.push_back(pd.rec);
+  }
+  if (now_event != nullptr) cudaEventDestroy(now_event);
+  p.pending.clear();
+  p.next_slot = 0;
+  p.recorded += out.size();
+  // Trace times are relative to the file's clock reference (trace_schema.h).
+  for (trace::OpRecord& r : out) {
+    r.t_enter_ns -= p.base_ns;
+    r.t_exit_ns -= p.base_ns;
+    if (r.t_dev_start_ns != trace::kUnknownTime) r.t_dev_start_ns -= p.base_ns;
+    if (r.t_dev_end_ns != trace::kUnknownTime) r.t_dev_end_ns -= p.base_ns;
+  }
+  check(p.writer->append(std::span<const trace::OpRecord>(out)), "append ops");
+}
+
+void OpTrace::flush() {
+  for (PerLocal& p : locals_) {
+    trace::StatsRecord stats{};
+    stats.t_ns = trace::monotonic_now_ns() - p.base_ns;
+    stats.ops_recorded = p.recorded;
+    check(p.writer->flush({}, stats), "flush");
+  }
+}
+
+void OpTrace::close() {
+  for (PerLocal& p : locals_) {
+    if (!p.writer) continue;
+    check(p.writer->close(), "close");
+  }
+}
+
+}  // namespace ringside::bench

@@ -1,0 +1,206 @@
+#include "core/world.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace ringside::bench {
+
+namespace {
+
+void copy_text(char* dst, size_t size, const std::string& src) {
+  std::snprintf(dst, size, "%s", src.c_str());
+}
+
+// Runs `issue(i)` for every local rank inside one NCCL group, then waits for all.
+template <typename F>
+void grouped(std::span<const CommStream> cs, F&& issue) {
+  RINGSIDE_NCCL_CHECK(ncclGroupStart());
+  for (size_t i = 0; i < cs.size(); ++i) issue(i);
+  RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+  for (const CommStream& c : cs) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(c.device));
+    RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(c.stream));
+  }
+}
+
+class DeviceBuffers {
+ public:
+  DeviceBuffers(std::span<const CommStream> cs, size_t bytes) : cs_(cs), ptrs_(cs.size(), nullptr) {
+    for (size_t i = 0; i < cs.size(); ++i) {
+      RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
+      RINGSIDE_CUDA_CHECK(cudaMalloc(&ptrs_[i], bytes > 0 ? bytes : 1));
+    }
+  }
+  ~DeviceBuffers() {
+    for (size_t i = 0; i < ptrs_.size(); ++i) {
+      if (ptrs_[i] == nullptr) continue;
+      cudaSetDevice(cs_[i].device);
+      cudaFree(ptrs_[i]);
+    }
+  }
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+  void* operator[](size_t i) const { return ptrs_[i]; }
+
+ private:
+  std::span<const CommStream> cs_;
+  std::vector<void*> ptrs_;
+};
+
+}  // namespace
+
+std::vector<std::vector<double>> oob_allreduce(std::span<const CommStream> cs,
+                                               const std::vector<std::vector<double>>& values,
+                                               ncclRedOp_t op) {
+  const size_t n = values.empty() ? 0 : values[0].size();
+  DeviceBuffers buf(cs, n * sizeof(double));
+  for (size_t i = 0; i < cs.size(); ++i) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
+    RINGSIDE_CUDA_CHECK(
+        cudaMemcpy(buf[i], values[i].data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  }
+  grouped(cs, [&](size_t i) {
+    RINGSIDE_NCCL_CHECK(
+        ncclAllReduce(buf[i], buf[i], n, ncclFloat64, op, cs[i].comm, cs[i].stream));
+  });
+  std::vector<std::vector<double>> out(cs.size(), std::vector<double>(n));
+  for (size_t i = 0; i < cs.size(); ++i) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
+    RINGSIDE_CUDA_CHECK(
+        cudaMemcpy(out[i].data(), buf[i], n * sizeof(double), cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+
+std::vector<std::byte> oob_allgather(std::span<const CommStream> cs,
+                                     const std::vector<std::vector<std::byte>>& blocks) {
+  const size_t block = blocks.empty() ? 0 : blocks[0].size();
+  int nranks = 1;
+  RINGSIDE_NCCL_CHECK(ncclCommCount(cs[0].comm, &nranks));
+  const size_t total = block * static_cast<size_t>(nranks);
+  DeviceBuffers send(cs, block), recv(cs, total);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
+    RINGSIDE_CUDA_CHECK(cudaMemcpy(send[i], blocks[i].data(), block, cudaMemcpyHostToDevice));
+  }
+  grouped(cs, [&](size_t i) {
+    RINGSIDE_NCCL_CHECK(
+        ncclAllGather(send[i], recv[i], block, ncclUint8, cs[i].comm, cs[i].stream));
+  });
+  std::vector<std::byte> out(total);
+  RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[0].device));
+  RINGSIDE_CUDA_CHECK(cudaMemcpy(out.data(), recv[0], total, cudaMemcpyDeviceToHost));
+  return out;
+}
+
+void oob_barrier(std::span<const CommStream> cs) {
+  std::vector<std::vector<double>> one(cs.size(), std::vector<double>(1, 1.0));
+  oob_allreduce(cs, one, ncclSum);
+}
+
+RankInfo describe_local_rank(const ProcessIdentity& id, const LocalRank& local) {
+  RankInfo info;
+  info.rank = local.rank;
+  info.local_rank = local.local_rank;
+  info.pid = static_cast<int32_t>(::getpid());
+  info.device = local.cs.device;
+  copy_text(info.hostname, sizeof info.hostname, id.hostname);
+  copy_text(info.node, sizeof info.node, id.node);
+  cudaDeviceProp prop{};
+  RINGSIDE_CUDA_CHECK(cudaGetDeviceProperties(&prop, local.cs.device));
+  copy_text(info.gpu_name, sizeof info.gpu_name, prop.name);
+  char bus[32] = {};
+  RINGSIDE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, local.cs.device));
+  copy_text(info.bus_id, sizeof info.bus_id, bus);
+  std::string uuid = "GPU-";
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    if (i == 4 || i == 6 || i == 8 || i == 10) uuid.push_back('-');
+    uuid.push_back(kDigits[b >> 4]);
+    uuid.push_back(kDigits[b & 15]);
+  }
+  copy_text(info.gpu_uuid, sizeof info.gpu_uuid, uuid);
+  return info;
+}
+
+World::World(const WorldOptions& options, int* argc, char*** argv) {
+  id_ = detect_identity(options.launcher, argc, argv);
+  const int ngpus = options.gpus_per_process;
+  nranks_ = id_.nprocs * ngpus;
+  int device_count = 0;
+  RINGSIDE_CUDA_CHECK(cudaGetDeviceCount(&device_count));
+  const int first_device = id_.local_proc * ngpus;
+  if (first_device + ngpus > device_count) {
+    throw UsageError(
+        "process " + std::to_string(id_.proc) + " (local index " + std::to_string(id_.local_proc) +
+        ") needs devices " + std::to_string(first_device) + ".." +
+        std::to_string(first_device + ngpus - 1) + " but " + std::to_string(device_count) +
+        " are visible; start fewer processes per node or lower -g");
+  }
+  const ncclUniqueId uid = agree_unique_id(id_, options.rendezvous);
+  comm_id_ = hash_unique_id(uid);
+  if (!id_.job_id.empty()) {
+    job_id_ = id_.job_id;
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "bench-%012llx",
+                  static_cast<unsigned long long>(comm_id_ & 0xffffffffffffull));
+    job_id_ = buf;
+  }
+  locals_.resize(static_cast<size_t>(ngpus));
+  for (int g = 0; g < ngpus; ++g) {
+    LocalRank& l = locals_[static_cast<size_t>(g)];
+    l.rank = id_.proc * ngpus + g;
+    l.local_rank = id_.local_proc * ngpus + g;
+    l.cs.device = first_device + g;
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+    RINGSIDE_CUDA_CHECK(cudaStreamCreateWithFlags(&l.cs.stream, cudaStreamNonBlocking));
+  }
+  RINGSIDE_NCCL_CHECK(ncclGroupStart());
+  for (LocalRank& l : locals_) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+    RINGSIDE_NCCL_CHECK(ncclCommInitRank(&l.cs.comm, nranks_, uid, l.rank));
+  }
+  RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+
+  std::vector<std::vector<std::byte>> blocks;
+  for (const LocalRank& l : locals_) {
+    RankInfo info = describe_local_rank(id_, l);
+    std::vector<std::byte> b(sizeof info);
+    std::memcpy(b.data(), &info, sizeof info);
+    blocks.push_back(std::move(b));
+  }
+  const auto cs = comm_streams();
+  const std::vector<std::byte> all = oob_allgather(cs, blocks);
+  infos_.resize(static_cast<size_t>(nranks_));
+  std::memcpy(infos_.data(), all.data(), all.size());
+}
+
+World::~World() {
+  for (LocalRank& l : locals_) {
+    if (l.cs.comm != nullptr) ncclCommDestroy(l.cs.comm);
+    if (l.cs.stream != nullptr) {
+      cudaSetDevice(l.cs.device);
+      cudaStreamDestroy(l.cs.stream);
+    }
+  }
+  finalize_identity(id_);
+}
+
+std::vector<CommStream> World::comm_streams() const {
+  std::vector<CommStream> out;
+  for (const LocalRank& l : locals_) out.push_back(l.cs);
+  return out;
+}
+
+void World::barrier() {
+  const auto cs = comm_streams();
+  oob_barrier(cs);
+}
+
+}  // namespace ringside::bench

@@ -1,0 +1,76 @@
+// nccl_bench: nccl-tests compatible collective benchmarks, and `validate` for
+// new nodes.  Exit codes: 0 pass, 1 failed check/threshold, 2 usage or runtime error.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "bench/options.h"
+#include "bench/report.h"
+#include "bench/runner.h"
+#include "core/errors.h"
+#include "core/op_trace.h"
+#include "core/world.h"
+#include "validate/validate_command.h"
+
+namespace {
+
+void usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: nccl_bench <collective> [nccl-tests flags] [--json FILE] [--trace-dir DIR] "
+               "[--min-busbw GBPS]\n"
+               "       nccl_bench validate [--baseline FILE] [--level quick|full] "
+               "[--fleet-threshold PCT] [--drain] [--json FILE]\n"
+               "collectives: ");
+  bool first = true;
+  for (const auto* c : ringside::bench::all_collectives()) {
+    std::fprintf(out, "%s%s", first ? "" : ", ", c->name);
+    first = false;
+  }
+  std::fprintf(out, "\n'nccl_bench <collective> --help' lists the flags; see docs/nccl_bench.md\n");
+}
+
+int run_bench(int argc, char** argv) {
+  using namespace ringside::bench;
+  auto options = parse_bench_options(argv[1], argc, argv, 2);
+  if (!options) return 0;
+  World world(options->world, &argc, &argv);
+  Report report(*options, world);
+  std::unique_ptr<OpTrace> trace;
+  if (!options->trace_dir.empty()) {
+    trace = std::make_unique<OpTrace>(options->trace_dir, world, report.config_json());
+  }
+  Runner runner(world, *options, report, trace.get());
+  const Summary summary = runner.run();
+  if (trace) trace->close();
+  return summary.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ringside::bench;
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  try {
+    if (std::strcmp(argv[1], "validate") == 0) return run_validate(argc, argv);
+    return run_bench(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "nccl_bench: %s\n", e.what());
+    return 2;
+  } catch (const RuntimeError& e) {
+    std::fprintf(stderr, "nccl_bench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nccl_bench: internal error: %s (%s)\n", e.what(),
+                 error_context().c_str());
+    return 2;
+  }
+}

@@ -1,0 +1,38 @@
+// Minimum bus bandwidths per GPU model, test and size (docs/nccl_bench.md,
+// "Baseline file").  Example:
+//   {"schema": "ringside.baseline/1",
+//    "models": {"NVIDIA H100 80GB HBM3": {"intra_node_all_reduce": {"64M": 350},
+//                                         "inter_node_sendrecv": {"64M": 40},
+//                                         "global_all_reduce": {"64M": 30}},
+//               "default": {...}}}
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ringside::bench {
+
+inline constexpr const char* kTestIntra = "intra_node_all_reduce";
+inline constexpr const char* kTestInter = "inter_node_sendrecv";
+inline constexpr const char* kTestGlobal = "global_all_reduce";
+
+class Baseline {
+ public:
+  // Throws UsageError naming the file and the offending key.
+  static Baseline load(const std::string& path);
+  static Baseline parse(const std::string& text, const std::string& source);
+
+  // Floor in GB/s for `model` (else the "default" model), or nullopt.
+  std::optional<double> floor(const std::string& model, const std::string& test,
+                              uint64_t size) const;
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+  // model -> test -> size -> GB/s
+  std::map<std::string, std::map<std::string, std::map<uint64_t, double>>> floors_;
+};
+
+}  // namespace ringside::bench

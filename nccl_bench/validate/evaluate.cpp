@@ -1,0 +1,182 @@
+#include "validate/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ringside::bench {
+
+namespace {
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string gbps(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GB/s", v);
+  return buf;
+}
+
+std::string pct(double v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", v);
+  return buf;
+}
+
+// A reason when `value` is below `floor` or more than threshold below `peers`.
+bool judge(const std::string& what, double value, std::optional<double> floor, double peers,
+           int npeers, const std::string& peers_name, double threshold_pct, uint64_t size,
+           std::vector<std::string>& reasons) {
+  if (std::isnan(value)) return false;
+  bool bad = false;
+  if (floor && value < *floor) {
+    reasons.push_back(what + ": " + gbps(value) + " below the baseline " + gbps(*floor));
+    bad = true;
+  }
+  if (size >= kFleetMinSize && npeers > 0 && !std::isnan(peers) && peers > 0 &&
+      value < (1.0 - threshold_pct / 100.0) * peers) {
+    reasons.push_back(what + ": " + gbps(value) + " is " + pct(100.0 * (1.0 - value / peers)) +
+                      " below the median " + gbps(peers) + " of " + std::to_string(npeers) + " " +
+                      peers_name);
+    bad = true;
+  }
+  return bad;
+}
+
+}  // namespace
+
+std::string format_size(uint64_t b) {
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0) return std::to_string(b >> 30) + "G";
+  if (b >= (1ull << 20) && b % (1ull << 20) == 0) return std::to_string(b >> 20) + "M";
+  if (b >= (1ull << 10) && b % (1ull << 10) == 0) return std::to_string(b >> 10) + "K";
+  return std::to_string(b);
+}
+
+const char* link_status_name(LinkStatus s) {
+  switch (s) {
+    case LinkStatus::kPass:
+      return "PASS";
+    case LinkStatus::kFail:
+      return "FAIL";
+    case LinkStatus::kAttributed:
+      return "SLOW*";
+  }
+  return "?";
+}
+
+Verdict evaluate(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
+  const size_t nn = d.nodes.size();
+  const size_t ns = d.sizes.size();
+  Verdict v;
+  v.nodes.resize(nn);
+  v.links.resize(d.pairs.size());
+  auto floor_of = [&](const std::string& model, const char* test,
+                      uint64_t size) -> std::optional<double> {
+    return baseline ? baseline->floor(model, test, size) : std::nullopt;
+  };
+
+  for (size_t n = 0; n < nn; ++n) {
+    for (const std::string& r : d.health_fail[n]) v.nodes[n].reasons.push_back(r);
+    v.nodes[n].warnings = d.health_warn[n];
+  }
+
+  // Intra-node all_reduce, against the floor and the peers of the same kind.
+  for (size_t n = 0; n < nn; ++n) {
+    for (size_t s = 0; s < ns; ++s) {
+      std::vector<double> peers;
+      for (size_t m = 0; m < nn; ++m) {
+        if (m != n && d.models[m] == d.models[n] && d.gpus[m] == d.gpus[n])
+          peers.push_back(d.intra[m][s]);
+      }
+      const double med = median(peers);
+      const int npeers = static_cast<int>(
+          std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
+      judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s],
+            floor_of(d.models[n], kTestIntra, d.sizes[s]), med, npeers, "peer nodes", threshold_pct,
+            d.sizes[s], v.nodes[n].reasons);
+    }
+  }
+
+  // Inter-node pairs.
+  std::vector<bool> slow(d.pairs.size(), false);
+  std::vector<std::vector<std::string>> pair_reasons(d.pairs.size());
+  for (size_t p = 0; p < d.pairs.size(); ++p) {
+    const PairResult& pr = d.pairs[p];
+    for (size_t s = 0; s < ns; ++s) {
+      std::vector<double> others;
+      for (size_t q = 0; q < d.pairs.size(); ++q) {
+        if (q != p) others.push_back(d.pairs[q].busbw[s]);
+      }
+      const auto fa =
+          floor_of(d.models[static_cast<size_t>(pr.nodes.first)], kTestInter, d.sizes[s]);
+      const auto fb =
+          floor_of(d.models[static_cast<size_t>(pr.nodes.second)], kTestInter, d.sizes[s]);
+      std::optional<double> floor = fa;
+      if (fb && (!floor || *fb < *floor)) floor = fb;
+      const int nothers = static_cast<int>(
+          std::count_if(others.begin(), others.end(), [](double x) { return !std::isnan(x); }));
+      if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor,
+                median(others), nothers, "other node pairs", threshold_pct, d.sizes[s],
+                pair_reasons[p])) {
+        slow[p] = true;
+      }
+    }
+  }
+
+  // A node most of whose pairs are slow is the culprit, not its links.
+  std::vector<bool> nic_bad(nn, false);
+  for (size_t n = 0; n < nn; ++n) {
+    int total = 0, bad = 0;
+    std::vector<double> own;
+    for (size_t p = 0; p < d.pairs.size(); ++p) {
+      const auto& np = d.pairs[p].nodes;
+      if (np.first != static_cast<int>(n) && np.second != static_cast<int>(n)) continue;
+      ++total;
+      if (slow[p]) ++bad;
+      if (!d.pairs[p].busbw.empty()) own.push_back(d.pairs[p].busbw.back());
+    }
+    if (total >= 2 && 2 * bad > total) {
+      nic_bad[n] = true;
+      v.nodes[n].reasons.push_back("inter-node: " + std::to_string(bad) + " of " +
+                                   std::to_string(total) + " node pairs slow (median " +
+                                   gbps(median(own)) + " at " + format_size(d.sizes.back()) +
+                                   "): this node's NIC, cable or switch port");
+    }
+  }
+  for (size_t p = 0; p < d.pairs.size(); ++p) {
+    if (!slow[p]) continue;
+    const auto& np = d.pairs[p].nodes;
+    const bool explained =
+        nic_bad[static_cast<size_t>(np.first)] || nic_bad[static_cast<size_t>(np.second)];
+    v.links[p].status = explained ? LinkStatus::kAttributed : LinkStatus::kFail;
+    v.links[p].reasons = pair_reasons[p];
+    if (explained) {
+      v.links[p].reasons.push_back(
+          "attributed to node " +
+          d.nodes[static_cast<size_t>(nic_bad[static_cast<size_t>(np.first)] ? np.first
+                                                                             : np.second)]);
+    }
+  }
+
+  // Global all_reduce: a fleet-level floor only.
+  for (size_t s = 0; s < d.global.size() && s < ns; ++s) {
+    const auto floor = floor_of(d.models.empty() ? "" : d.models[0], kTestGlobal, d.sizes[s]);
+    if (floor && !std::isnan(d.global[s]) && d.global[s] < *floor) {
+      v.fleet_reasons.push_back("global all_reduce " + format_size(d.sizes[s]) + ": " +
+                                gbps(d.global[s]) + " below the baseline " + gbps(*floor));
+    }
+  }
+
+  for (NodeVerdict& n : v.nodes) n.pass = n.reasons.empty();
+  v.pass = v.fleet_reasons.empty();
+  for (const NodeVerdict& n : v.nodes) v.pass = v.pass && n.pass;
+  for (const LinkVerdict& l : v.links) v.pass = v.pass && l.status != LinkStatus::kFail;
+  return v;
+}
+
+}  // namespace ringside::bench

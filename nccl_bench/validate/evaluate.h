@@ -1,0 +1,70 @@
+// The verdict of `validate` from the gathered measurements: pure logic, the
+// same on every rank, unit-tested without GPUs.
+//
+// Rules (docs/nccl_bench.md, "validate"):
+//  - a node fails on any NVML health problem of one of its GPUs;
+//  - a node fails when its intra-node all_reduce bus bandwidth is below the
+//    baseline floor, or more than X% below the median of the other nodes with
+//    the same GPU model and GPU count (sizes >= 1 MiB);
+//  - a node pair is slow when its inter-node bandwidth is below the floor or more
+//    than X% below the median of the other pairs;
+//  - a node with at least two measured pairs, more than half of them slow, fails
+//    (its NIC/port); remaining slow pairs fail as links.  Slow pairs explained by
+//    a failing node are reported as "attributed", not as separate failures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "validate/baseline.h"
+#include "validate/plan.h"
+
+namespace ringside::bench {
+
+inline constexpr uint64_t kFleetMinSize = 1ull << 20;
+
+struct PairResult {
+  NodePair nodes;
+  std::vector<double> busbw;               // [size] best rail, GB/s
+  std::vector<std::vector<double>> rails;  // [size][rail]
+};
+
+struct ValidateData {
+  std::vector<std::string> nodes;
+  std::vector<std::string> models;  // GPU name per node
+  std::vector<int> gpus;            // ranks per node
+  std::vector<uint64_t> sizes;
+  std::vector<std::vector<double>> intra;  // [node][size]; NaN when not measured
+  std::vector<double> global;              // [size]; empty when not run
+  std::vector<PairResult> pairs;
+  std::vector<std::vector<std::string>> health_fail;  // [node]
+  std::vector<std::vector<std::string>> health_warn;  // [node]
+};
+
+struct NodeVerdict {
+  bool pass = true;
+  std::vector<std::string> reasons;
+  std::vector<std::string> warnings;
+};
+
+enum class LinkStatus { kPass, kFail, kAttributed };
+
+struct LinkVerdict {
+  LinkStatus status = LinkStatus::kPass;
+  std::vector<std::string> reasons;
+};
+
+struct Verdict {
+  std::vector<NodeVerdict> nodes;          // parallel to ValidateData::nodes
+  std::vector<LinkVerdict> links;          // parallel to ValidateData::pairs
+  std::vector<std::string> fleet_reasons;  // global all_reduce below its floor
+  bool pass = true;
+};
+
+Verdict evaluate(const ValidateData& data, const Baseline* baseline, double threshold_pct);
+
+std::string format_size(uint64_t bytes);  // 67108864 -> "64M"
+const char* link_status_name(LinkStatus s);
+
+}  // namespace ringside::bench

@@ -1,0 +1,124 @@
+// Flag parsing: nccl-tests names and meanings; anything unknown or malformed
+// is a UsageError (exit code 2).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/options.h"
+#include "core/errors.h"
+
+namespace ringside::bench {
+namespace {
+
+std::optional<BenchOptions> parse(std::vector<std::string> args,
+                                  const std::string& coll = "all_reduce") {
+  std::vector<std::string> all = {"nccl_bench", coll};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  return parse_bench_options(coll, static_cast<int>(argv.size()), argv.data(), 2);
+}
+
+TEST(Options, DefaultsAreNcclTests) {
+  auto o = parse({});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->min_bytes, 32u << 20);
+  EXPECT_EQ(o->max_bytes, 32u << 20);
+  EXPECT_EQ(o->iters, 20);
+  EXPECT_EQ(o->warmup_iters, 1);
+  EXPECT_EQ(o->check_iters, 1);
+  EXPECT_EQ(o->average, 1);
+  EXPECT_EQ(o->dtypes.at(0)->nccl, ncclFloat32);
+  EXPECT_EQ(o->ops.at(0)->nccl, ncclSum);
+}
+
+TEST(Options, FlagsAreParsed) {
+  auto o = parse(
+      {"-b",     "8",      "-e",          "8G", "-f",          "2",   "-n",           "5",
+       "-w",     "0",      "-c",          "3",  "-o",          "max", "-d",           "bfloat16",
+       "-r",     "2",      "-g",          "2",  "-a",          "3",   "-z",           "1",
+       "--json", "x.json", "--trace-dir", "t",  "--min-busbw", "1.5", "--rendezvous", "rv",
+       "-t",     "1"},
+      "reduce");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->min_bytes, 8u);
+  EXPECT_EQ(o->max_bytes, 8ull << 30);
+  EXPECT_EQ(o->step_factor, 2u);
+  EXPECT_EQ(o->iters, 5);
+  EXPECT_EQ(o->warmup_iters, 0);
+  EXPECT_EQ(o->check_iters, 3);
+  EXPECT_EQ(o->ops.at(0)->nccl, ncclMax);
+  EXPECT_EQ(o->dtypes.at(0)->nccl, ncclBfloat16);
+  EXPECT_EQ(o->root, 2);
+  EXPECT_EQ(o->gpus_per_process, 2);
+  EXPECT_EQ(o->world.gpus_per_process, 2);
+  EXPECT_EQ(o->average, 3);
+  EXPECT_EQ(o->blocking, 1);
+  EXPECT_EQ(o->json_file, "x.json");
+  EXPECT_EQ(o->trace_dir, "t");
+  EXPECT_DOUBLE_EQ(o->min_busbw.value(), 1.5);
+  EXPECT_EQ(o->world.rendezvous.file, "rv");
+}
+
+TEST(Options, LongNamesAndAll) {
+  auto o = parse({"--minbytes", "1K", "--maxbytes", "4K", "--stepbytes", "1K", "--datatype", "all",
+                  "--op", "all", "--root", "all", "--output_file", "y.json"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->dtypes.size(), 10u);
+  EXPECT_EQ(o->ops.size(), 5u);
+  EXPECT_EQ(o->root, -1);
+  EXPECT_EQ(o->json_file, "y.json");
+  EXPECT_EQ(bench_sizes(*o), (std::vector<uint64_t>{1024, 2048, 3072, 4096}));
+}
+
+TEST(Options, SizeSequence) {
+  auto o = parse({"-b", "8", "-e", "256M", "-f", "2"});
+  ASSERT_TRUE(o);
+  const auto s = bench_sizes(*o);
+  ASSERT_EQ(s.size(), 26u);
+  EXPECT_EQ(s.front(), 8u);
+  EXPECT_EQ(s.back(), 256u << 20);
+}
+
+TEST(Options, BadInputIsAUsageError) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--bogus"},
+      {"-x", "1"},
+      {"-n", "abc"},
+      {"-n", "0"},
+      {"-n", "5x"},
+      {"-b", "8X"},
+      {"-b", "-1"},
+      {"-b", "1G", "-e", "1M"},
+      {"-d", "bogus"},
+      {"-o", "mulsum"},
+      {"-t", "2"},
+      {"-a", "4"},
+      {"-z", "5"},
+      {"-c", "-1"},
+      {"-G", "1", "-z", "3"},
+      {"--min-busbw", "fast"},
+      {"--launcher", "x"},
+      {"-f", "2", "-b", "0"},
+      {"-n"},
+      {"extra_positional"},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_THROW(parse(args), UsageError) << joined;
+  }
+  EXPECT_THROW(parse({}, "allreduce"), UsageError);
+}
+
+TEST(Options, HelpIsNotAnError) {
+  testing::internal::CaptureStdout();
+  auto o = parse({"--help"});
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(o);
+  EXPECT_NE(out.find("--minbytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringside::bench

@@ -1,0 +1,155 @@
+// `nccl_bench validate` on a 4-node sim cluster (2 GPUs per node): with one
+// slow-NIC node and one thermally throttled, slowed GPU exactly those two nodes
+// fail, with the right reasons; a healthy cluster passes.  The sim's bandwidths
+// are set low in the cluster files so that modeled transfer time, not CPU
+// contention on the test machine, dominates; the fleet threshold is widened to
+// 30% for the same reason (the injected faults are 4-6x).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "process_util.h"
+
+namespace ringside::bench::testing {
+namespace {
+
+class SimValidate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(sim_available(&why)) << why;
+    dir_ = temp_dir("validate");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  RunResult validate(const std::string& cluster, const std::string& args) {
+    return run_shell(sim_command(
+        8, 4, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
+        std::string(TEST_DATA_DIR) + "/" + cluster));
+  }
+  nlohmann::json json() { return nlohmann::json::parse(read_file(dir_ + "/v.json")); }
+
+  static const nlohmann::json& node(const nlohmann::json& j, const std::string& name) {
+    for (const auto& n : j["nodes"]) {
+      if (n["node"] == name) return n;
+    }
+    throw std::runtime_error("node " + name + " missing");
+  }
+  static bool any_reason_has(const nlohmann::json& n, const std::string& text) {
+    for (const auto& r : n["reasons"]) {
+      if (r.get<std::string>().find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  std::string dir_;
+};
+
+void expect_faulty_verdict(const RunResult& r, const nlohmann::json& j) {
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(j["verdict"], "fail");
+  ASSERT_EQ(j["nodes"].size(), 4u);
+  for (const auto& n : j["nodes"]) {
+    const std::string name = n["node"];
+    const bool should_fail = name == "node2" || name == "node3";
+    EXPECT_EQ(n["status"], should_fail ? "FAIL" : "PASS") << name << ": " << n.dump() << "\n"
+                                                          << r.out;
+  }
+  for (const auto& l : j["links"]) EXPECT_NE(l["status"], "FAIL") << l.dump() << "\n" << r.out;
+  EXPECT_EQ(j["drain_commands"].size(), 2u) << r.out;
+  EXPECT_NE(r.out.find("scontrol update nodename=node2 state=drain reason=\"ringside validate: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("scontrol update nodename=node3 state=drain reason=\""), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("nodename=node1"), std::string::npos);
+  EXPECT_EQ(r.out.find("nodename=node4"), std::string::npos);
+}
+
+TEST_F(SimValidate, SlowNicNodeAndThrottledGpuFailQuick) {
+  const RunResult r = validate("faulty_4x2.json", "--level quick");
+  const auto j = json();
+  expect_faulty_verdict(r, j);
+  // node2: the throttled GPU, named by NVML; node3: its NIC, from the pair tests.
+  EXPECT_TRUE(SimValidate::any_reason_has(node(j, "node2"), "sw_thermal_slowdown")) << r.out;
+  EXPECT_TRUE(SimValidate::any_reason_has(node(j, "node2"), "GPU 1")) << r.out;
+  EXPECT_TRUE(SimValidate::any_reason_has(node(j, "node3"), "inter-node: 2 of 2 node pairs slow"))
+      << r.out;
+  EXPECT_FALSE(SimValidate::any_reason_has(node(j, "node3"), "thermal")) << r.out;
+  EXPECT_EQ(j["rounds"], 2);
+}
+
+TEST_F(SimValidate, SlowNicNodeAndThrottledGpuFailFull) {
+  const RunResult r = validate("faulty_4x2.json", "--level full");
+  const auto j = json();
+  expect_faulty_verdict(r, j);
+  EXPECT_TRUE(SimValidate::any_reason_has(node(j, "node3"), "inter-node: 3 of 3 node pairs slow"))
+      << r.out;
+  EXPECT_EQ(j["links"].size(), 6u);  // every pair of 4 nodes
+  EXPECT_EQ(j["rounds"], 3);
+  ASSERT_EQ(j["global_all_reduce_busbw"].size(), 1u);
+  EXPECT_GT(j["global_all_reduce_busbw"][0].get<double>(), 0.0);
+}
+
+TEST_F(SimValidate, HealthyClusterPasses) {
+  const RunResult r = validate("healthy_4x2.json", "--level full");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = json();
+  EXPECT_EQ(j["verdict"], "pass");
+  for (const auto& n : j["nodes"]) EXPECT_EQ(n["status"], "PASS") << n.dump();
+  for (const auto& l : j["links"]) EXPECT_EQ(l["status"], "PASS") << l.dump();
+  EXPECT_EQ(r.out.find("scontrol"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# verdict: PASS"), std::string::npos) << r.out;
+}
+
+TEST_F(SimValidate, BaselineFloorFailsEveryNodeBelowIt) {
+  const std::string baseline = dir_ + "/baseline.json";
+  std::ofstream(baseline)
+      << R"({"schema": "ringside.baseline/1", "models": {"ringside-sim H100-SXM5-80GB":
+      {"intra_node_all_reduce": {"1M": 1000}, "inter_node_sendrecv": {"1M": 0.001}}}})";
+  const RunResult r = validate("healthy_4x2.json", "--level quick --baseline " + baseline);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = json();
+  for (const auto& n : j["nodes"]) {
+    EXPECT_EQ(n["status"], "FAIL");
+    EXPECT_TRUE(SimValidate::any_reason_has(n, "below the baseline 1000.00 GB/s")) << n.dump();
+  }
+  for (const auto& l : j["links"]) EXPECT_EQ(l["status"], "PASS") << l.dump();
+}
+
+TEST_F(SimValidate, DrainRunsScontrol) {
+  // A stand-in scontrol on PATH records its arguments.
+  const std::string bin = dir_ + "/bin";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream s(bin + "/scontrol");
+    s << "#!/bin/sh\nprintf '%s|' \"$@\" >> " << dir_ << "/drained\necho >> " << dir_
+      << "/drained\n";
+  }
+  std::filesystem::permissions(bin + "/scontrol", std::filesystem::perms::owner_all);
+  const RunResult r =
+      run_shell("PATH=" + bin + ":$PATH " +
+                sim_command(8, 4, "validate --sizes 1M -n 5 --fleet-threshold 30 --drain",
+                            std::string(TEST_DATA_DIR) + "/faulty_4x2.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string drained = read_file(dir_ + "/drained");
+  EXPECT_NE(drained.find("update|nodename=node2|state=drain|reason=ringside validate: "),
+            std::string::npos)
+      << drained;
+  EXPECT_NE(drained.find("nodename=node3|"), std::string::npos) << drained;
+  EXPECT_EQ(drained.find("nodename=node1|"), std::string::npos) << drained;
+}
+
+TEST_F(SimValidate, BadArgumentsExitWithTwo) {
+  for (const char* args : {"--level slow", "--baseline /nonexistent.json", "--fleet-threshold x",
+                           "--sizes 1Q", "--bogus"}) {
+    const RunResult r = run_shell(sim_command(2, 1, std::string("validate ") + args));
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("nccl_bench"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ringside::bench::testing
