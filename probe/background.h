@@ -1,0 +1,28 @@
+// Entry points of the probe's background threads and process-lifecycle hooks.
+#pragma once
+
+#include <string>
+
+namespace ringside::probe {
+
+struct Runtime;
+
+// Each starts one thread with every signal blocked (signals must reach the
+// application's threads, whose handlers wait for the writer).  They return
+// false and say why when the thread cannot be started.
+bool start_writer(Runtime& rt, std::string& error);
+bool start_completer(Runtime& rt, std::string& error);    // device times + watchdog
+bool start_gpu_sampler(Runtime& rt, std::string& error);  // NVML samples + XID events
+
+// SIGTERM/SIGINT handlers, fork handler, exit handler.
+void install_lifecycle_handlers(Runtime& rt);
+// Called by the writer once HDF5 is initialised, so that our exit handler
+// runs before HDF5's own (atexit handlers run in reverse order).
+void register_exit_flush();
+// Remembers the trace file's descriptors so a forked child can detach from them.
+void remember_trace_file(const std::string& path);
+
+// Completes what can be completed now (final pass at shutdown; completer thread).
+void complete_device_ops(Runtime& rt, bool final_pass);
+
+}  // namespace ringside::probe

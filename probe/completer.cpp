@@ -1,0 +1,188 @@
+// The completion thread: turns recorded CUDA events into device times on the
+// host clock, and runs the watchdog over outstanding ops.
+//
+// Device time = host time of a reference event + cuEventElapsedTime(reference,
+// event).  The reference is recorded on a private non-blocking stream (never
+// on the application's streams) and re-anchored every few seconds, because
+// elapsed times are floats in milliseconds and lose precision with distance.
+#include <time.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "background.h"
+#include "cuda_driver.h"
+#include "runtime.h"
+#include "thread_util.h"
+
+namespace ringside::probe {
+
+namespace {
+
+constexpr int64_t kReanchorNs = 2'000'000'000;
+constexpr int64_t kAbandonGraceNs = 2'000'000'000;  // after destroy/abort, stop waiting
+constexpr int64_t kWatchdogPeriodNs = 100'000'000;
+
+struct ContextClock {
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUevent ref = nullptr;
+  int64_t host_ns = 0;      // monotonic time the reference event completed
+  int64_t anchored_at = 0;  // 0: never
+  bool broken = false;
+};
+
+std::vector<ContextClock> g_clocks;  // completer thread only
+
+ContextClock* clock_for(CUcontext ctx, int64_t now) {
+  const CudaDriver& cu = cuda_driver();
+  ContextClock* c = nullptr;
+  for (ContextClock& k : g_clocks) {
+    if (k.ctx == ctx) c = &k;
+  }
+  if (c == nullptr) {
+    g_clocks.push_back(ContextClock{ctx});
+    c = &g_clocks.back();
+  }
+  if (c->broken) return nullptr;
+  if (c->anchored_at != 0 && now - c->anchored_at < kReanchorNs) return c;
+  if (cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
+      (c->stream == nullptr &&
+       cu.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
+      (c->ref == nullptr && cu.cuEventCreate(&c->ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS)) {
+    c->broken = true;
+    return nullptr;
+  }
+  // Narrowest of a few tries: the event completed between t0 and t1.
+  int64_t best = INT64_MAX;
+  for (int attempt = 0; attempt < 3 && best > 20'000; ++attempt) {
+    const int64_t t0 = now_ns();
+    if (cu.cuEventRecord(c->ref, c->stream) != CUDA_SUCCESS ||
+        cu.cuEventSynchronize(c->ref) != CUDA_SUCCESS) {
+      c->broken = true;
+      return nullptr;
+    }
+    const int64_t t1 = now_ns();
+    best = t1 - t0;
+    c->host_ns = t0 + (t1 - t0) / 2;
+  }
+  c->anchored_at = now_ns();
+  return c;
+}
+
+bool device_time(ContextClock& c, void* event, int64_t& out_ns) {
+  float ms = 0;
+  if (cuda_driver().cuEventElapsedTime(&ms, c.ref, static_cast<CUevent>(event)) != CUDA_SUCCESS)
+    return false;
+  out_ns = c.host_ns + static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+  return true;
+}
+
+void finish(OpSlot& slot, trace::OpStatus status) {
+  slot.rec.status = static_cast<uint8_t>(status);
+  slot.state.store(kSlotComplete, std::memory_order_release);
+}
+
+// One op whose end event was recorded.  Returns false while still running.
+bool try_complete(Runtime& rt, OpSlot& slot, int64_t now, bool final_pass) {
+  const CudaDriver& cu = cuda_driver();
+  const CUresult q = cu.cuEventQuery(static_cast<CUevent>(slot.event_end));
+  if (q == CUDA_ERROR_NOT_READY) {
+    const CommState* cs = slot.comm;
+    if (cs != nullptr && cs->ended.load(std::memory_order_acquire) &&
+        now - cs->ended_ns.load() > kAbandonGraceNs) {
+      finish(slot, trace::OpStatus::kAbandoned);
+      return true;
+    }
+    (void)final_pass;
+    return false;
+  }
+  if (q == CUDA_SUCCESS) {
+    ContextClock* c = clock_for(static_cast<CUcontext>(slot.event_ctx), now);
+    int64_t start = 0;
+    int64_t end = 0;
+    if (c != nullptr && device_time(*c, slot.event_start, start) &&
+        device_time(*c, slot.event_end, end)) {
+      slot.rec.t_dev_start_ns = start - rt.meta.clock_monotonic_ns;
+      slot.rec.t_dev_end_ns = end - rt.meta.clock_monotonic_ns;
+      slot.rec.flags |= trace::kFlagDeviceTimed;
+    } else {
+      rt.probe_errors.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else {
+    rt.probe_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  finish(slot, trace::OpStatus::kComplete);
+  return true;
+}
+
+const char* pending_kind(uint32_t state) {
+  switch (state) {
+    case kSlotHostPending:
+      return "host call not returned";
+    case kSlotGroupDeferred:
+      return "waiting for ncclGroupEnd";
+    default:
+      return "not finished on the device";
+  }
+}
+
+void watchdog(Runtime& rt, ThreadState& ts, OpSlot& slot, uint32_t state, int64_t now_rel) {
+  const double timeout = rt.config.watchdog_timeout_s;
+  if (timeout <= 0 || slot.watchdog.load(std::memory_order_relaxed) != 0) return;
+  const int64_t age = now_rel - slot.rec.t_enter_ns;
+  if (static_cast<double>(age) < timeout * 1e9) return;
+  slot.watchdog.store(trace::kFlagWatchdog, std::memory_order_relaxed);
+  emit_event(trace::EventKind::kWatchdog, slot.rec.comm_id, slot.rec.seq, age, -1,
+             "%s seq %llu outstanding %.1fs: %s",
+             trace::op_kind_name(static_cast<trace::OpKind>(slot.rec.op)),
+             static_cast<unsigned long long>(slot.rec.seq), static_cast<double>(age) / 1e9,
+             pending_kind(state));
+  (void)ts;
+  request_flush();
+}
+
+}  // namespace
+
+void complete_device_ops(Runtime& rt, bool final_pass) {
+  static int64_t last_watchdog = 0;
+  const int64_t now = now_ns();
+  const bool check_watchdog = now - last_watchdog >= kWatchdogPeriodNs;
+  if (check_watchdog) last_watchdog = now;
+  if (!rt.device_timing && !check_watchdog && !final_pass) return;
+  const int64_t now_rel = now - rt.meta.clock_monotonic_ns;
+  for (ThreadState* ts = rt.threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next) {
+    const uint64_t head = ts->ring.head();
+    for (uint64_t i = ts->ring.tail(); i < head; ++i) {
+      OpSlot& slot = ts->ring.at(i);
+      const uint32_t state = slot.state.load(std::memory_order_acquire);
+      if (state == kSlotDevicePending && try_complete(rt, slot, now, final_pass)) continue;
+      if (check_watchdog && (state == kSlotHostPending || state == kSlotGroupDeferred ||
+                             state == kSlotDevicePending)) {
+        watchdog(rt, *ts, slot, state, now_rel);
+      }
+    }
+  }
+}
+
+bool start_completer(Runtime& rt, std::string& error) {
+  rt.helper_threads_running.fetch_add(1);  // before the thread runs: shutdown waits for it
+  const bool ok = start_background_thread(
+      [&rt] {
+        t_in_probe = true;  // NCCL calls from this thread (none expected) go straight through
+        while (!rt.stopping.load(std::memory_order_acquire)) {
+          complete_device_ops(rt, false);
+          // Event timestamps come from the device, so polling latency only
+          // delays when an op leaves the ring, not its recorded times.
+          timespec ts{0, 2'000'000};
+          nanosleep(&ts, nullptr);
+        }
+        complete_device_ops(rt, true);
+        rt.helper_threads_running.fetch_sub(1);
+      },
+      error);
+  if (!ok) rt.helper_threads_running.fetch_sub(1);
+  return ok;
+}
+
+}  // namespace ringside::probe

@@ -1,0 +1,83 @@
+#include "cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <initializer_list>
+
+namespace ringside::probe {
+
+namespace {
+
+// Newer entry points first: the un-suffixed names are the old ABI.
+template <typename Fn>
+void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (void* sym = dlsym(lib, name)) {
+      fn = reinterpret_cast<Fn>(sym);
+      return;
+    }
+  }
+}
+
+CudaDriver load() {
+  CudaDriver d;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* err = dlerror();
+    d.error = std::string("dlopen(libcuda.so.1) failed: ") + (err ? err : "unknown error");
+    return d;
+  }
+  resolve(lib, d.cuInit, {"cuInit"});
+  resolve(lib, d.cuDriverGetVersion, {"cuDriverGetVersion"});
+  resolve(lib, d.cuDeviceGet, {"cuDeviceGet"});
+  resolve(lib, d.cuDeviceGetName, {"cuDeviceGetName"});
+  resolve(lib, d.cuDeviceGetPCIBusId, {"cuDeviceGetPCIBusId"});
+  resolve(lib, d.cuDeviceGetUuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
+  resolve(lib, d.cuCtxGetCurrent, {"cuCtxGetCurrent"});
+  resolve(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"});
+  resolve(lib, d.cuCtxGetDevice, {"cuCtxGetDevice"});
+  resolve(lib, d.cuStreamGetCtx, {"cuStreamGetCtx"});
+  resolve(lib, d.cuStreamIsCapturing, {"cuStreamIsCapturing"});
+  resolve(lib, d.cuStreamCreate, {"cuStreamCreate"});
+  resolve(lib, d.cuEventCreate, {"cuEventCreate"});
+  resolve(lib, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"});
+  resolve(lib, d.cuEventRecord, {"cuEventRecord"});
+  resolve(lib, d.cuEventQuery, {"cuEventQuery"});
+  resolve(lib, d.cuEventSynchronize, {"cuEventSynchronize"});
+  resolve(lib, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
+  resolve(lib, d.cuGetErrorString, {"cuGetErrorString"});
+  if (d.cuInit == nullptr) {
+    d.error = "libcuda.so.1 has no cuInit";
+    return d;
+  }
+  const CUresult rc = d.cuInit(0);
+  if (rc != CUDA_SUCCESS) {
+    d.error = "cuInit failed: " + std::to_string(static_cast<int>(rc));
+    return d;
+  }
+  d.loaded = true;
+  return d;
+}
+
+}  // namespace
+
+bool CudaDriver::can_time() const {
+  return loaded && cuStreamGetCtx && cuCtxGetCurrent && cuCtxSetCurrent && cuEventCreate &&
+         cuEventDestroy && cuEventRecord && cuEventQuery && cuEventSynchronize &&
+         cuEventElapsedTime && cuStreamCreate && cuStreamIsCapturing;
+}
+
+const CudaDriver& cuda_driver() {
+  static const CudaDriver driver = load();
+  return driver;
+}
+
+std::string cuda_error_text(CUresult rc) {
+  const char* text = nullptr;
+  const CudaDriver& d = cuda_driver();
+  if (d.cuGetErrorString != nullptr) d.cuGetErrorString(rc, &text);
+  return "CUresult " + std::to_string(static_cast<int>(rc)) +
+         (text ? std::string(" (") + text + ")" : "");
+}
+
+}  // namespace ringside::probe

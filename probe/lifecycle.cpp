@@ -1,0 +1,224 @@
+// What happens around the job's end: SIGTERM/SIGINT (Slurm sends SIGTERM,
+// then SIGKILL after its grace period), normal exit, and fork.
+//
+// A signal handler cannot do HDF5 I/O, so it asks the writer thread (which
+// never receives signals) to flush, waits a bounded time, then hands the
+// signal to what the application had installed: its handler, or the default
+// action re-raised so that the exit status is the one the job would have had.
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+
+#include "background.h"
+#include "runtime.h"
+
+namespace ringside::probe {
+
+namespace {
+
+constexpr int kSignals[] = {SIGTERM, SIGINT};
+struct sigaction g_previous[NSIG];
+std::atomic<bool> g_shutdown_started{false};
+constexpr int kMaxTraceFds = 4;
+std::atomic<int> g_trace_fds[kMaxTraceFds] = {-1, -1, -1, -1};
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, nullptr);
+}
+
+// Async-signal-safe wait for a condition, bounded by the shutdown timeout.
+template <typename Pred>
+bool wait_for(Runtime& rt, Pred done, long max_ms = -1) {
+  long limit_ms = static_cast<long>(rt.config.shutdown_timeout_s * 1000);
+  if (max_ms >= 0 && max_ms < limit_ms) limit_ms = max_ms;
+  for (long waited = 0; waited < limit_ms; ++waited) {
+    if (done()) return true;
+    sleep_ms(1);
+  }
+  return done();
+}
+
+void queue_signal_event(Runtime& rt, int sig) {
+  // Built by hand: no printf in a signal handler.
+  trace::EventRecord e{};
+  e.t_ns = now_ns() - rt.meta.clock_monotonic_ns;
+  e.value = sig;
+  e.device = -1;
+  e.kind = static_cast<uint32_t>(trace::EventKind::kSignal);
+  const char* text = sig == SIGTERM  ? "SIGTERM received"
+                     : sig == SIGINT ? "SIGINT received"
+                                     : "signal received";
+  strncpy(e.text, text, sizeof e.text - 1);
+  rt.events.push(e);
+}
+
+void report_losses(Runtime& rt) {
+  uint64_t dropped = 0;
+  for (ThreadState* ts = rt.threads.load(); ts != nullptr; ts = ts->next)
+    dropped += ts->dropped.load();
+  const uint64_t events = rt.events.dropped() + rt.comms.dropped();
+  const uint64_t samples = rt.samples.dropped();
+  const uint64_t errors = rt.probe_errors.load();
+  if (dropped + events + samples + errors == 0) return;
+  char msg[400];
+  const int n =
+      snprintf(msg, sizeof msg,
+               "ringside probe (rank %lld): lost %llu op records (ring full: raise "
+               "RINGSIDE_RING_SIZE), %llu events, %llu GPU samples; %llu internal errors "
+               "(counts are in the trace's /stats)\n",
+               static_cast<long long>(rt.meta.rank), static_cast<unsigned long long>(dropped),
+               static_cast<unsigned long long>(events), static_cast<unsigned long long>(samples),
+               static_cast<unsigned long long>(errors));
+  if (n > 0) [[maybe_unused]]
+    ssize_t w = write(STDERR_FILENO, msg, static_cast<size_t>(n));
+}
+
+// Final flush and close.  Idempotent; safe from a signal handler (waits only
+// on atomics, with a time limit).  From a signal handler it does not wait for
+// the completion thread: the interrupted thread may hold a lock inside the
+// CUDA driver that the completion thread needs (ops still on the device go to
+// /pending instead).  The writer needs nothing the application holds.
+void shutdown(Runtime& rt, bool from_signal) {
+  if (g_shutdown_started.exchange(true)) {
+    wait_for(rt, [&] { return rt.writer_finished.load(); });
+    return;
+  }
+  int active = kStateActive;
+  if (!g_state.compare_exchange_strong(active, kStateClosed)) return;  // disabled or failed already
+  rt.stopping.store(true);
+  // The completer makes its final pass over device events before it exits.
+  // Bounded tighter than the flush: a thread stuck in the driver must not hold up the exit.
+  if (!from_signal)
+    wait_for(
+        rt, [&] { return rt.helper_threads_running.load() == 0; }, 1000);
+  rt.events.push([&] {
+    trace::EventRecord e{};
+    e.t_ns = now_ns() - rt.meta.clock_monotonic_ns;
+    e.device = -1;
+    e.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
+    strncpy(e.text, "trace closed", sizeof e.text - 1);
+    return e;
+  }());
+  rt.close_requested.store(true);
+  rt.writer_wake.wake();
+  wait_for(rt, [&] { return rt.writer_finished.load(); });
+  report_losses(rt);
+}
+
+void chain(int sig, siginfo_t* info, void* uctx) {
+  const struct sigaction& old = g_previous[sig];
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction != nullptr) old.sa_sigaction(sig, info, uctx);
+    return;
+  }
+  if (old.sa_handler == SIG_IGN) return;
+  if (old.sa_handler == SIG_DFL) {
+    // Default action (terminate): restore it and re-raise, so the process
+    // dies of this signal exactly as it would have without the probe.
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+    return;
+  }
+  old.sa_handler(sig);
+}
+
+void on_signal(int sig, siginfo_t* info, void* uctx) {
+  const int saved_errno = errno;
+  Runtime* rt = runtime();
+  if (rt != nullptr && getpid() == rt->pid && g_state.load() == kStateActive) {
+    queue_signal_event(*rt, sig);
+    const struct sigaction& old = g_previous[sig];
+    const bool terminates = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+    if (terminates) {
+      shutdown(*rt, true);  // the process is about to die: close the file properly
+    } else {
+      // The application handles the signal and may go on: flush, keep tracing.
+      const uint64_t before = rt->flushes_done.load();
+      request_flush();
+      wait_for(*rt, [&] { return rt->flushes_done.load() > before || rt->writer_finished.load(); });
+    }
+  }
+  errno = saved_errno;
+  chain(sig, info, uctx);
+}
+
+void on_exit_handler() {
+  Runtime* rt = runtime();
+  if (rt == nullptr || getpid() != rt->pid) return;  // a forked child must not touch the file
+  shutdown(*rt, false);
+}
+
+void on_fork_child() {
+  g_state.store(kStateForkedChild);
+  // The child shares the parent's open trace file.  Point those descriptors
+  // at /dev/null so that nothing in the child (HDF5's own exit handler
+  // included) can write into the parent's file.
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) return;
+  for (auto& slot : g_trace_fds) {
+    const int fd = slot.load();
+    if (fd >= 0) dup3(devnull, fd, O_CLOEXEC);
+  }
+  close(devnull);
+}
+
+}  // namespace
+
+void install_lifecycle_handlers(Runtime& rt) {
+  for (int sig : kSignals) {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &g_previous[sig]) != 0) {
+      log_warning("cannot install the %s handler; a kill loses up to one flush interval of data",
+                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      continue;
+    }
+    // An application that ignored the signal keeps ignoring it.
+    if (!(g_previous[sig].sa_flags & SA_SIGINFO) && g_previous[sig].sa_handler == SIG_IGN) {
+      sigaction(sig, &g_previous[sig], nullptr);
+    }
+  }
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  (void)rt;
+}
+
+void register_exit_flush() {
+  static std::atomic<bool> once{false};
+  if (!once.exchange(true)) atexit(on_exit_handler);
+}
+
+void remember_trace_file(const std::string& path) {
+  char want[PATH_MAX];
+  if (realpath(path.c_str(), want) == nullptr) return;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    char target[PATH_MAX];
+    const ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
+    if (len <= 0) continue;
+    target[len] = '\0';
+    if (strcmp(target, want) == 0 && n < kMaxTraceFds) g_trace_fds[n++].store(atoi(e->d_name));
+  }
+  closedir(d);
+}
+
+}  // namespace ringside::probe

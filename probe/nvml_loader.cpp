@@ -1,0 +1,71 @@
+#include "nvml_loader.h"
+
+#include <dlfcn.h>
+
+#include <initializer_list>
+
+namespace ringside::probe {
+
+namespace {
+
+template <typename Fn>
+void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (void* sym = dlsym(lib, name)) {
+      fn = reinterpret_cast<Fn>(sym);
+      return;
+    }
+  }
+}
+
+Nvml load() {
+  Nvml n;
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* err = dlerror();
+    n.error = std::string("dlopen(libnvidia-ml.so.1) failed: ") + (err ? err : "unknown error");
+    return n;
+  }
+  resolve(lib, n.init, {"nvmlInit_v2", "nvmlInit"});
+  resolve(lib, n.device_by_pci_bus_id,
+          {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
+  resolve(lib, n.clock_info, {"nvmlDeviceGetClockInfo"});
+  resolve(lib, n.clock_event_reasons,
+          {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  resolve(lib, n.temperature, {"nvmlDeviceGetTemperature"});
+  resolve(lib, n.power_usage, {"nvmlDeviceGetPowerUsage"});
+  resolve(lib, n.utilization, {"nvmlDeviceGetUtilizationRates"});
+  resolve(lib, n.memory_info, {"nvmlDeviceGetMemoryInfo"});
+  resolve(lib, n.total_ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
+  resolve(lib, n.remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  resolve(lib, n.pcie_replay_counter, {"nvmlDeviceGetPcieReplayCounter"});
+  resolve(lib, n.event_set_create, {"nvmlEventSetCreate"});
+  resolve(lib, n.register_events, {"nvmlDeviceRegisterEvents"});
+  resolve(lib, n.event_set_wait, {"nvmlEventSetWait_v2", "nvmlEventSetWait"});
+  resolve(lib, n.error_string, {"nvmlErrorString"});
+  if (n.init == nullptr || n.device_by_pci_bus_id == nullptr) {
+    n.error = "libnvidia-ml.so.1 lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2";
+    return n;
+  }
+  const NvmlReturn rc = n.init();
+  if (rc != kNvmlSuccess) {
+    n.error = "nvmlInit failed: " + n.describe(rc);
+    return n;
+  }
+  n.loaded = true;
+  return n;
+}
+
+}  // namespace
+
+std::string Nvml::describe(NvmlReturn rc) const {
+  const char* text = error_string != nullptr ? error_string(rc) : nullptr;
+  return "nvmlReturn " + std::to_string(rc) + (text ? std::string(" (") + text + ")" : "");
+}
+
+const Nvml& nvml() {
+  static const Nvml instance = load();
+  return instance;
+}
+
+}  // namespace ringside::probe

@@ -1,0 +1,212 @@
+// On the sim, 8 ranks: the probe changes nothing the job sees, and every op
+// is in every rank's trace with its comm, seq, sizes and device times.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "process_util.h"
+#include "ringside/bandwidth.h"
+#include "trace_helpers.h"
+
+namespace ringside::probe::testing {
+namespace {
+
+using trace::OpKind;
+
+std::vector<std::string> probe_env(const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> env{Paths::sim_env(), "LD_PRELOAD=" + Paths::probe(),
+                               "RINGSIDE_OUTPUT=" + dir, "RINGSIDE_JOB_ID=probetest",
+                               "RINGSIDE_FLUSH_INTERVAL=200ms"};
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+std::vector<std::string> simrun(int n, std::vector<std::string> program) {
+  std::vector<std::string> argv{
+      Paths::simrun(), "-n", std::to_string(n), "--nodes", "2", "--timeout", "90", "--"};
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
+// Checks that every communicator's collectives have seq 0..n-1 on each rank
+// and the same per-comm counts, kinds and sizes on all member ranks.
+void expect_aligned(const std::vector<RankTrace>& traces) {
+  std::map<uint64_t, std::vector<std::vector<trace::OpRecord>>> per_comm;
+  for (const auto& t : traces) {
+    for (auto& [comm, ops] : t.ops_by_comm()) {
+      std::vector<trace::OpRecord> colls;
+      for (const auto& o : ops) {
+        // Calls NCCL rejected are not ops of the communicator and give their seq back.
+        if (!trace::is_p2p(static_cast<OpKind>(o.op)) && !(o.flags & trace::kFlagNcclError))
+          colls.push_back(o);
+      }
+      std::sort(colls.begin(), colls.end(), [](auto& a, auto& b) { return a.seq < b.seq; });
+      for (size_t i = 0; i < colls.size(); ++i) {
+        ASSERT_EQ(colls[i].seq, i)
+            << t.path << " comm " << comm << ": collective seqs must be 0..n-1";
+      }
+      per_comm[comm].push_back(colls);
+    }
+  }
+  for (auto& [comm, ranks] : per_comm) {
+    if (comm == 0) continue;  // errors on a NULL comm: no communicator
+    for (size_t r = 1; r < ranks.size(); ++r) {
+      ASSERT_EQ(ranks[r].size(), ranks[0].size())
+          << "comm " << comm << ": op counts differ across ranks";
+      for (size_t i = 0; i < ranks[r].size(); ++i) {
+        EXPECT_EQ(ranks[r][i].op, ranks[0][i].op) << "comm " << comm << " seq " << i;
+        EXPECT_EQ(ranks[r][i].count, ranks[0][i].count) << "comm " << comm << " seq " << i;
+        EXPECT_EQ(ranks[r][i].bytes, ranks[0][i].bytes) << "comm " << comm << " seq " << i;
+      }
+    }
+  }
+}
+
+void expect_device_timed(const std::vector<RankTrace>& traces) {
+  for (const auto& t : traces) {
+    for (const auto& o : t.ops) {
+      if (o.flags & trace::kFlagNcclError) continue;
+      ASSERT_TRUE(o.flags & trace::kFlagDeviceTimed)
+          << t.path << " seq " << o.seq << " op " << int(o.op);
+      EXPECT_GE(o.t_dev_end_ns, o.t_dev_start_ns);
+      EXPECT_GE(o.t_exit_ns, o.t_enter_ns);
+      EXPECT_EQ(o.status, static_cast<uint8_t>(trace::OpStatus::kComplete));
+    }
+  }
+}
+
+TEST(ProbeOnSim, TransparentAndCompleteForEveryOp) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  RINGSIDE_REQUIRE_FILE(Paths::simrun());
+  const std::string dir = make_temp_dir("ops");
+  const Exit plain = run(simrun(8, {Paths::app(), "ops"}), {Paths::sim_env()});
+  const Exit probed = run(simrun(8, {Paths::app(), "ops"}), probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, plain.status) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out)) << "results or return codes changed";
+  EXPECT_NE(plain.out.find("bad_dtype rc=4"), std::string::npos)
+      << "the error case must be an error";
+
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 8u);
+  std::set<int64_t> ranks;
+  for (const auto& t : traces) {
+    ranks.insert(t.meta.rank);
+    EXPECT_EQ(t.meta.world_size, 8);
+    EXPECT_EQ(t.meta.rank_source, "torchrun");
+    EXPECT_EQ(t.meta.producer, "probe");
+    EXPECT_EQ(t.comms.size(), 2u) << "world and the split";
+    // 13 successful world collectives + 2 error calls on it + 1 on a NULL comm,
+    // 2 send/recv, 1 split all-reduce.
+    size_t errors = 0;
+    std::map<OpKind, int> kinds;
+    for (const auto& o : t.ops) {
+      kinds[static_cast<OpKind>(o.op)]++;
+      if (o.flags & trace::kFlagNcclError) ++errors;
+    }
+    EXPECT_EQ(errors, 3u) << t.path;
+    EXPECT_EQ(kinds[OpKind::kSend], 2) << "the ring send and the bad-peer send";
+    EXPECT_EQ(kinds[OpKind::kRecv], 1);
+    EXPECT_EQ(kinds[OpKind::kBroadcast], 2) << "ncclBroadcast and ncclBcast";
+    for (OpKind k : {OpKind::kReduce, OpKind::kAllGather, OpKind::kReduceScatter, OpKind::kAllToAll,
+                     OpKind::kGather, OpKind::kScatter}) {
+      EXPECT_EQ(kinds[k], 1) << trace::op_kind_name(k);
+    }
+    for (const auto& o : t.ops) {
+      if (static_cast<OpKind>(o.op) == OpKind::kAllGather) {
+        EXPECT_EQ(o.count, 1003u);
+        EXPECT_EQ(o.bytes, 1003u * 4 * 8) << "nccl-tests size: the gathered buffer";
+      }
+      if (static_cast<OpKind>(o.op) == OpKind::kRecv) {
+        EXPECT_EQ(o.peer, (t.meta.rank + 7) % 8);
+        EXPECT_TRUE(o.flags & trace::kFlagInGroup);
+        EXPECT_NE(o.group_id, 0u);
+      }
+    }
+  }
+  EXPECT_EQ(ranks.size(), 8u);
+  expect_aligned(traces);
+  expect_device_timed(traces);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeOnSim, ExampleUnchangedAndEveryOpTraced) {
+  RINGSIDE_REQUIRE_FILE(Paths::train());
+  const std::string dir = make_temp_dir("train");
+  const std::vector<std::string> program{Paths::train(), "--steps", "4", "--buckets", "5",
+                                         "--log-every",  "0"};
+  const Exit plain = run(simrun(8, program), {Paths::sim_env()});
+  const Exit probed = run(simrun(8, program), probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 8u);
+  for (const auto& t : traces) {
+    EXPECT_FALSE(t.ops.empty());
+    ASSERT_FALSE(t.stats.empty());
+    EXPECT_EQ(t.stats.back().ops_dropped, 0u);
+    EXPECT_EQ(t.stats.back().ops_recorded, t.ops.size());
+    size_t gradient_reductions = 0;
+    for (const auto& o : t.ops) {
+      if (static_cast<OpKind>(o.op) == OpKind::kAllReduce && o.bytes == (1u << 20))
+        ++gradient_reductions;
+    }
+    EXPECT_EQ(gradient_reductions, 4u * 5u) << t.path << ": 4 steps x 5 buckets of 1 MiB";
+  }
+  expect_aligned(traces);
+  expect_device_timed(traces);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeOnSim, ExampleWithTensorAndPipelineGroups) {
+  RINGSIDE_REQUIRE_FILE(Paths::train());
+  const std::string dir = make_temp_dir("train3d");
+  const std::vector<std::string> program{
+      Paths::train(), "--steps", "3",           "--tp", "2", "--pp", "2",
+      "--compute-ms", "5",       "--log-every", "0"};
+  const Exit plain = run(simrun(8, program), {Paths::sim_env()});
+  const Exit probed = run(simrun(8, program), probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 8u);
+  for (const auto& t : traces) {
+    EXPECT_GE(t.comms.size(), 3u) << "world plus split groups";
+    size_t p2p = 0;
+    for (const auto& o : t.ops) p2p += trace::is_p2p(static_cast<OpKind>(o.op)) ? 1 : 0;
+    EXPECT_GT(p2p, 0u) << "pipeline send/recv";
+    for (const auto& c : t.comms) {
+      if (c.origin == static_cast<uint8_t>(trace::CommOrigin::kSplit)) {
+        EXPECT_NE(c.parent_id, 0u);
+      }
+    }
+  }
+  expect_aligned(traces);
+  expect_device_timed(traces);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeOnSim, ConcurrentThreadsOnTheirOwnCommunicators) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("threads");
+  const Exit plain = run(simrun(2, {Paths::app(), "threads", "4", "25"}), {Paths::sim_env()});
+  const Exit probed = run(simrun(2, {Paths::app(), "threads", "4", "25"}), probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const auto& t : traces) {
+    const auto by_comm = t.ops_by_comm();
+    ASSERT_EQ(by_comm.size(), 4u) << "one comm per thread";
+    for (const auto& [comm, ops] : by_comm) EXPECT_EQ(ops.size(), 25u);
+    EXPECT_EQ(t.comms.size(), 5u);
+  }
+  expect_aligned(traces);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ringside::probe::testing

@@ -1,0 +1,201 @@
+// What jobs die of, and bad configuration: hangs (watchdog), Slurm-style
+// SIGTERM then SIGKILL, SIGKILL alone, bad env values, an unwritable output
+// directory, fork.  The job's own behaviour must not change.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "process_util.h"
+#include "trace_helpers.h"
+
+namespace ringside::probe::testing {
+namespace {
+
+using trace::EventKind;
+
+std::vector<std::string> probe_env(const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> env{Paths::sim_env(), "LD_PRELOAD=" + Paths::probe(),
+                               "RINGSIDE_OUTPUT=" + dir, "RINGSIDE_JOB_ID=safety",
+                               "RINGSIDE_FLUSH_INTERVAL=200ms"};
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+// One rank run directly (no launcher), so the test owns its pid.
+std::vector<std::string> single_rank_env(const std::string& dir, int port) {
+  auto env = probe_env(dir);
+  env.insert(env.end(), {"RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0",
+                         "NCCL_COMM_ID=127.0.0.1:" + std::to_string(port)});
+  return env;
+}
+
+int free_port() {
+  return 20000 + (getpid() * 7 + static_cast<int>(time(nullptr))) % 20000;
+}
+
+TEST(ProbeSafety, HangShowsTheMissingOpAfterTheWatchdog) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("hang");
+  // Rank 3 stops before op 5; the others enter op 5 and wait.  simrun's
+  // --timeout then ends the job like a Slurm time limit (SIGTERM, SIGKILL).
+  Exit e = run({Paths::simrun(), "-n", "8", "--nodes", "2", "--timeout", "6", "--kill-after", "3",
+                "--", Paths::app(), "hang", "3", "5"},
+               probe_env(dir, {"RINGSIDE_WATCHDOG_TIMEOUT=1s"}), 60);
+  EXPECT_NE(e.status, 0) << "the job was killed";
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 8u) << e.err;
+  for (const auto& t : traces) {
+    if (t.meta.rank == 3) {
+      uint64_t max_seq = 0;
+      for (const auto& o : t.ops) max_seq = std::max(max_seq, o.seq);
+      EXPECT_EQ(max_seq, 4u) << "rank 3 never entered op 5";
+      EXPECT_TRUE(t.pending.empty());
+      continue;
+    }
+    // Op 5 was entered and never completed: outstanding, marked by the watchdog.
+    bool found = false;
+    for (const auto& o : t.pending) {
+      if (o.seq == 5) {
+        found = true;
+        EXPECT_TRUE(o.flags & trace::kFlagWatchdog) << t.path;
+        EXPECT_NE(o.status, static_cast<uint8_t>(trace::OpStatus::kComplete));
+      }
+    }
+    EXPECT_TRUE(found) << t.path << ": op 5 not in /pending";
+    bool watchdog_event = false;
+    for (const auto& ev : t.events) {
+      if (ev.kind == static_cast<uint32_t>(EventKind::kWatchdog) && ev.seq == 5)
+        watchdog_event = true;
+    }
+    EXPECT_TRUE(watchdog_event) << t.path;
+    for (const auto& o : t.ops) EXPECT_LT(o.seq, 5u) << "only ops 0..4 completed";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, SigtermThenSigkillLeavesAClosedReadableTrace) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("term");
+  Process p({Paths::app(), "loop", "20"}, single_rank_env(dir, free_port()));
+  ASSERT_TRUE(p.wait_for_output("ready", 60)) << "the app never got going";
+  p.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // Slurm's grace period, shortened
+  p.signal(SIGKILL);
+  const Exit e = p.wait(10);
+  EXPECT_EQ(e.status, 128 + SIGTERM) << "the default SIGTERM action still ends the job\n" << e.err;
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_GE(traces[0].ops.size(), 20u);
+  EXPECT_TRUE(traces[0].has_event(EventKind::kSignal));
+  EXPECT_TRUE(traces[0].has_event(EventKind::kShutdown)) << "the final flush ran";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, SigkillAloneKeepsEverythingUpToTheLastFlush) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("kill");
+  Process p({Paths::app(), "loop", "50"}, single_rank_env(dir, free_port() + 1));
+  ASSERT_TRUE(p.wait_for_output("ready", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // several 200 ms flushes
+  p.signal(SIGKILL);
+  const Exit e = p.wait(10);
+  EXPECT_EQ(e.status, 128 + SIGKILL);
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_GE(traces[0].ops.size(), 50u) << "ops done before 'ready' were flushed";
+  EXPECT_FALSE(traces[0].has_event(EventKind::kShutdown));
+  ASSERT_FALSE(traces[0].stats.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, BadValuesWarnOnceAndTheJobRunsOnDefaults) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("badenv");
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir, {"RINGSIDE_SAMPLE_HZ=fast", "RINGSIDE_RING_SIZE=-3",
+                                                "RINGSIDE_FLUSH_INTERVL=1s"}));
+  EXPECT_EQ(probed.status, plain.status) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  for (const char* name : {"RINGSIDE_SAMPLE_HZ", "RINGSIDE_RING_SIZE", "RINGSIDE_FLUSH_INTERVL"}) {
+    EXPECT_NE(probed.err.find(name), std::string::npos) << name << " not reported:\n" << probed.err;
+  }
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << "still traced, on defaults";
+  EXPECT_NE(traces[0].meta.config.find("\"RINGSIDE_SAMPLE_HZ\""), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, UnwritableDirectoryWarnsAndTheJobRunsUntraced) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string base = make_temp_dir("nodir");
+  const std::string file = base + "/not-a-dir";
+  std::ofstream(file) << "x";
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(file + "/traces"));
+  EXPECT_EQ(probed.status, plain.status) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  EXPECT_NE(probed.err.find("untraced"), std::string::npos) << probed.err;
+  EXPECT_NE(probed.err.find("not-a-dir"), std::string::npos) << "the warning names the directory";
+  std::filesystem::remove_all(base);
+}
+
+TEST(ProbeSafety, ForkedChildLeavesTheParentsTraceIntact) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("fork");
+  const std::vector<std::string> argv{Paths::simrun(), "-n",   "2", "--nodes", "1", "--",
+                                      Paths::app(),    "fork", "10"};
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out)) << "the child exited 0 both times";
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << "the child wrote no file of its own";
+  for (const auto& t : traces) {
+    EXPECT_EQ(t.ops.size(), 20u) << "ops before and after the fork, nothing from the child";
+    EXPECT_TRUE(t.has_event(EventKind::kShutdown)) << "the parent closed its file normally";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, DisabledProbeWritesNothing) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("off");
+  const Exit e = run({Paths::simrun(), "-n", "2", "--nodes", "1", "--", Paths::app(), "ops"},
+                     probe_env(dir, {"RINGSIDE_ENABLE=0"}));
+  EXPECT_EQ(e.status, 0) << e.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RingsideRun, SetsThePreloadAndTheVariables) {
+  RINGSIDE_REQUIRE_FILE(Paths::ringside());
+  const Exit e = run({Paths::ringside(), "run", "-o", "rel-traces", "--sample-hz", "5",
+                      "--no-device-timing", "--watchdog-timeout", "30s", "--", "sh", "-c",
+                      "echo $LD_PRELOAD; echo $RINGSIDE_OUTPUT; echo $RINGSIDE_SAMPLE_HZ; "
+                      "echo $RINGSIDE_DEVICE_TIMING; echo $RINGSIDE_WATCHDOG_TIMEOUT"},
+                     {});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto lines = e.out;
+  EXPECT_NE(lines.find("libringside_probe.so"), std::string::npos) << lines;
+  EXPECT_NE(lines.find(std::filesystem::current_path().string() + "/rel-traces"), std::string::npos)
+      << "the output directory is made absolute";
+  EXPECT_NE(lines.find("\n5\n0\n30s"), std::string::npos) << lines;
+
+  const Exit bad = run({Paths::ringside(), "run", "--sample-hz", "50", "--", "true"}, {});
+  EXPECT_EQ(bad.status, 2) << "out-of-range flag is a usage error";
+  const Exit missing = run({Paths::ringside(), "run", "--", "/no/such/program"}, {});
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("/no/such/program"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace ringside::probe::testing

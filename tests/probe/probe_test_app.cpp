@@ -1,0 +1,264 @@
+// A small NCCL program for the probe's integration tests, written against
+// the real CUDA runtime and NCCL APIs (it runs on GPUs or on the sim).
+// Every rank prints "r<rank> <what> rc=<code> sum=<checksum>" lines, so runs
+// with and without the probe can be compared line by line.
+//
+//   probe_test_app ops            every collective, send/recv, split, error returns
+//   probe_test_app loop N         all-reduces forever, "ready" after N
+//   probe_test_app hang R N       rank R stops before op N of the world comm
+//   probe_test_app threads T K    T threads, each K all-reduces on its own split comm
+//   probe_test_app fork K         K ops, fork (child exits at once), K more ops
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int g_rank = 0;
+int g_world = 1;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "r%d: %s failed: %s\n", g_rank, what, cudaGetErrorString(e));
+    std::exit(3);
+  }
+}
+
+void report(const char* what, ncclResult_t rc, double sum) {
+  std::printf("r%d %s rc=%d sum=%.3f\n", g_rank, what, static_cast<int>(rc), sum);
+  std::fflush(stdout);
+}
+
+struct Buffers {
+  size_t n;
+  float* send = nullptr;
+  float* recv = nullptr;
+  explicit Buffers(size_t count) : n(count) {
+    check_cuda(cudaMalloc(&send, n * sizeof(float) * g_world), "cudaMalloc");
+    check_cuda(cudaMalloc(&recv, n * sizeof(float) * g_world), "cudaMalloc");
+  }
+  ~Buffers() {
+    cudaFree(send);
+    cudaFree(recv);
+  }
+  void fill(cudaStream_t s) {
+    std::vector<float> h(n * g_world);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>((g_rank + 1) * 0.5 + i % 7);
+    check_cuda(cudaMemcpyAsync(send, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice, s),
+               "memcpy");
+    check_cuda(cudaMemsetAsync(recv, 0, h.size() * sizeof(float), s), "memset");
+    check_cuda(cudaStreamSynchronize(s), "sync");
+  }
+  double sum(cudaStream_t s, size_t count) {
+    std::vector<float> h(count);
+    check_cuda(cudaMemcpyAsync(h.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost, s),
+               "memcpy");
+    check_cuda(cudaStreamSynchronize(s), "sync");
+    double t = 0;
+    for (float v : h) t += v;
+    return t;
+  }
+};
+
+ncclComm_t init_world() {
+  int ndev = 0;
+  check_cuda(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+  check_cuda(cudaSetDevice(env_int("LOCAL_RANK", 0) % (ndev > 0 ? ndev : 1)), "cudaSetDevice");
+  ncclUniqueId id;
+  ncclResult_t rc = ncclGetUniqueId(&id);  // NCCL_COMM_ID makes it the same on every rank
+  if (rc != ncclSuccess) {
+    std::fprintf(stderr, "r%d: ncclGetUniqueId: %s\n", g_rank, ncclGetErrorString(rc));
+    std::exit(3);
+  }
+  ncclComm_t comm = nullptr;
+  rc = ncclCommInitRank(&comm, g_world, id, g_rank);
+  if (rc != ncclSuccess) {
+    std::fprintf(stderr, "r%d: ncclCommInitRank: %s\n", g_rank, ncclGetErrorString(rc));
+    std::exit(3);
+  }
+  return comm;
+}
+
+int mode_ops(ncclComm_t comm) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  const size_t n = 1000 + 3;  // odd count
+  Buffers b(n);
+  auto run = [&](const char* what, size_t out_count, auto&& call) {
+    b.fill(s);
+    const ncclResult_t rc = call();
+    cudaStreamSynchronize(s);
+    report(what, rc, rc == ncclSuccess ? b.sum(s, out_count) : 0.0);
+  };
+  run("all_reduce", n,
+      [&] { return ncclAllReduce(b.send, b.recv, n, ncclFloat, ncclSum, comm, s); });
+  run("all_reduce_max", n,
+      [&] { return ncclAllReduce(b.send, b.recv, n, ncclFloat, ncclMax, comm, s); });
+  run("broadcast", n,
+      [&] { return ncclBroadcast(b.send, b.recv, n, ncclFloat, 1 % g_world, comm, s); });
+  run("bcast", n, [&] { return ncclBcast(b.recv, n, ncclFloat, 0, comm, s); });
+  run("reduce", n, [&] { return ncclReduce(b.send, b.recv, n, ncclFloat, ncclSum, 0, comm, s); });
+  run("all_gather", n * g_world,
+      [&] { return ncclAllGather(b.send, b.recv, n, ncclFloat, comm, s); });
+  run("reduce_scatter", n,
+      [&] { return ncclReduceScatter(b.send, b.recv, n, ncclFloat, ncclSum, comm, s); });
+  run("all_to_all", n * g_world,
+      [&] { return ncclAlltoAll(b.send, b.recv, n, ncclFloat, comm, s); });
+  run("gather", g_rank == 0 ? n * g_world : 0,
+      [&] { return ncclGather(b.send, b.recv, n, ncclFloat, 0, comm, s); });
+  run("scatter", n, [&] { return ncclScatter(b.send, b.recv, n, ncclFloat, 0, comm, s); });
+  run("all_reduce_in_place", n,
+      [&] { return ncclAllReduce(b.recv, b.recv, n, ncclFloat, ncclSum, comm, s); });
+  run("sendrecv_ring", n, [&] {
+    ncclGroupStart();
+    ncclSend(b.send, n, ncclFloat, (g_rank + 1) % g_world, comm, s);
+    ncclRecv(b.recv, n, ncclFloat, (g_rank + g_world - 1) % g_world, comm, s);
+    return ncclGroupEnd();
+  });
+  run("grouped_all_reduces", n, [&] {
+    ncclGroupStart();
+    ncclAllReduce(b.send, b.recv, n / 2, ncclFloat, ncclSum, comm, s);
+    ncclAllReduce(b.send + n / 2, b.recv + n / 2, n - n / 2, ncclFloat, ncclSum, comm, s);
+    return ncclGroupEnd();
+  });
+  // Error returns must come back unchanged.
+  run("bad_dtype", 0, [&] {
+    return ncclAllReduce(b.send, b.recv, n, static_cast<ncclDataType_t>(99), ncclSum, comm, s);
+  });
+  run("bad_peer", 0, [&] { return ncclSend(b.send, n, ncclFloat, g_world + 5, comm, s); });
+  run("null_comm", 0,
+      [&] { return ncclAllReduce(b.send, b.recv, n, ncclFloat, ncclSum, nullptr, s); });
+
+  ncclComm_t half = nullptr;
+  ncclResult_t rc = ncclCommSplit(comm, g_rank % 2, g_rank, &half, nullptr);
+  report("split", rc, 0);
+  if (rc == ncclSuccess && half != nullptr) {
+    int count = 0;
+    ncclCommCount(half, &count);
+    run("split_all_reduce", n,
+        [&] { return ncclAllReduce(b.send, b.recv, n, ncclFloat, ncclSum, half, s); });
+    report("split_size", ncclSuccess, count);
+    ncclCommDestroy(half);
+  }
+  ncclResult_t async = ncclSuccess;
+  rc = ncclCommGetAsyncError(comm, &async);
+  report("async_error", rc, async);
+  int version = 0;
+  report("version", ncclGetVersion(&version), version > 0 ? 1 : 0);
+  cudaStreamDestroy(s);
+  return 0;
+}
+
+int mode_loop(ncclComm_t comm, long ready_after, long hang_rank, long hang_before) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(256);
+  b.fill(s);
+  for (long i = 0;; ++i) {
+    if (i == ready_after) {
+      std::printf("r%d ready %ld\n", g_rank, i);
+      std::fflush(stdout);
+    }
+    if (g_rank == hang_rank && i == hang_before) {
+      std::printf("r%d stopping before op %ld\n", g_rank, i);
+      std::fflush(stdout);
+      for (;;) pause();
+    }
+    ncclAllReduce(b.send, b.recv, 256, ncclFloat, ncclSum, comm, s);
+    check_cuda(cudaStreamSynchronize(s), "sync");
+  }
+}
+
+int mode_threads(ncclComm_t comm, int threads, int ops) {
+  std::vector<ncclComm_t> comms(threads);
+  for (int t = 0; t < threads; ++t) {
+    if (ncclCommSplit(comm, 0, g_rank, &comms[t], nullptr) != ncclSuccess) return 4;
+  }
+  int device = 0;
+  cudaGetDevice(&device);
+  std::vector<std::thread> workers;
+  std::vector<double> sums(threads);
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      cudaSetDevice(device);
+      cudaStream_t s;
+      check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+      Buffers b(64);
+      b.fill(s);
+      for (int i = 0; i < ops; ++i)
+        ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comms[t], s);
+      sums[t] = b.sum(s, 64);
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int t = 0; t < threads; ++t) {
+    report(("thread" + std::to_string(t)).c_str(), ncclSuccess, sums[t]);
+    ncclCommDestroy(comms[t]);
+  }
+  return 0;
+}
+
+int mode_fork(ncclComm_t comm, int ops) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(64);
+  b.fill(s);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  cudaStreamSynchronize(s);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    int v = 0;
+    ncclGetVersion(&v);        // goes straight to NCCL in the child
+    std::exit(v > 0 ? 0 : 5);  // runs exit handlers: must not touch the parent's trace
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  report("child", ncclSuccess, WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status));
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  report("after_fork", ncclSuccess, b.sum(s, 64));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: probe_test_app ops|loop N|hang R N|threads T K|fork K\n");
+    return 2;
+  }
+  g_rank = env_int("RANK", 0);
+  g_world = env_int("WORLD_SIZE", 1);
+  const std::string mode = argv[1];
+  auto arg = [&](int i, long fallback) { return argc > i ? std::atol(argv[i]) : fallback; };
+  ncclComm_t comm = init_world();
+  int rc = 2;
+  if (mode == "ops")
+    rc = mode_ops(comm);
+  else if (mode == "loop")
+    rc = mode_loop(comm, arg(2, 10), -1, -1);
+  else if (mode == "hang")
+    rc = mode_loop(comm, -1, arg(2, 0), arg(3, 5));
+  else if (mode == "threads")
+    rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
+  else if (mode == "fork")
+    rc = mode_fork(comm, static_cast<int>(arg(2, 10)));
+  else
+    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  ncclCommDestroy(comm);
+  return rc;
+}
