@@ -93,6 +93,9 @@ struct TraceReader::Impl {
   TraceMeta meta;
   h5::Handle file;
   OpenDataset ops, pending, samples, events, comms, stats;
+  // Op count seen at the last refresh: windowed reads inside it need no
+  // refresh (a refresh drops HDF5's chunk cache).
+  mutable uint64_t known_ops = 0;
 };
 
 TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -149,12 +152,14 @@ const std::string& TraceReader::path() const { return impl_->path; }
 
 uint64_t TraceReader::op_count() const {
   h5::QuietErrors quiet;
-  return extent(impl_->ops);
+  impl_->known_ops = extent(impl_->ops);
+  return impl_->known_ops;
 }
 
 Result<size_t> TraceReader::read_ops(uint64_t first, std::span<OpRecord> out) const {
   h5::QuietErrors quiet;
-  const uint64_t total = extent(impl_->ops);
+  if (first + out.size() > impl_->known_ops) impl_->known_ops = extent(impl_->ops);
+  const uint64_t total = impl_->known_ops;
   if (first >= total) return size_t{0};
   size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), total - first));
   if (Status s = read_rows(impl_->ops, first, n, out.data(), impl_->path); !s.ok()) return s;

@@ -116,6 +116,7 @@ struct TraceWriter::Impl {
   AppendBuffer comms{dataset_spec(kCommsDataset), 1};
   AppendBuffer stats{dataset_spec(kStatsDataset), 1};
   uint64_t flushes = 0;
+  int64_t clock_monotonic_ns = 0;  // the file's clock reference
   bool closed = false;
   // After a failed HDF5 call the file may be inconsistent; every later call
   // returns the first error instead of touching the file again.
@@ -165,6 +166,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (!impl->file.valid()) return Status::error(h5::failure("creating trace file", path));
 
   TraceMeta m = meta;
+  impl->clock_monotonic_ns = meta.clock_monotonic_ns;
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
@@ -210,7 +212,7 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
   }
   stats.flush_index = index;
   stats.pending_ops = pending.size();
-  if (stats.t_ns == 0) stats.t_ns = monotonic_now_ns();
+  if (stats.t_ns == 0) stats.t_ns = monotonic_now_ns() - w.clock_monotonic_ns;
   if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
   // Data before the stats row that announces it: a reader that sees flush N's
   // stats row also sees every op written before it.

@@ -1,0 +1,118 @@
+#include "analyze.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "clock/clock_align.h"
+#include "match/group_table.h"
+#include "match/rank_stats.h"
+#include "ringside/trace_reader.h"
+#include "whatif/what_if.h"
+
+namespace ringside::analysis {
+namespace {
+
+// Runs `fn(rank, reader)` over every rank file in turn, one open at a time.
+template <typename Fn>
+void for_each_rank_file(TraceSet& set, Progress& progress, const std::string& phase, Fn fn) {
+  size_t total = 0, done = 0;
+  for (const auto& ri : set.ranks) total += ri.has_file;
+  for (auto& ri : set.ranks) {
+    if (!ri.has_file) continue;
+    progress.update(phase, ++done, total);
+    auto reader = trace::TraceReader::open(ri.path);
+    if (!reader.ok()) {
+      set.warnings.push_back(reader.message() + " (rank " + std::to_string(ri.rank) + ": ops not analyzed)");
+      continue;
+    }
+    Status s = fn(ri, *reader.value());
+    if (!s.ok() && ri.read_error.empty()) {
+      ri.read_error = s.message();
+      set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
+                             ": analyzed up to the unreadable part)");
+    }
+  }
+  progress.finish();
+}
+
+}  // namespace
+
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  Progress progress = options.progress ? Progress::for_stderr() : Progress(false);
+  auto loaded = load_trace_set(dir, LoadOptions{}, progress);
+  if (!loaded.ok()) return loaded.status();
+  TraceSet& set = loaded.value();
+
+  Report report;
+  report.job = set.job_id;
+  report.dir = dir;
+  report.ranks = set.world_size;
+  report.nodes = set.nodes;
+  report.simulated = set.simulated;
+  report.clock = align_clocks(set);
+
+  GroupTable table(set);
+  for_each_rank_file(set, progress, "matching ops", [&](const RankInfo& ri, const trace::TraceReader& r) {
+    return table.add_rank(ri, r, options.batch);
+  });
+  table.finalize();
+  RankStatsPass stats(table);
+  for_each_rank_file(set, progress, "measuring lateness", [&](const RankInfo& ri, const trace::TraceReader& r) {
+    return stats.add_rank(ri, r, options.batch);
+  });
+
+  Context ctx{set, table, stats, options.thresholds};
+  int64_t first = INT64_MAX, last = kNever;
+  for (const auto& p : table.progress()) {
+    if (p.ops_read == 0) continue;
+    first = std::min(first, p.first_arrival);
+    last = std::max(last, p.last_activity);
+  }
+  ctx.job_start_ns = first == INT64_MAX ? 0 : static_cast<double>(first);
+  ctx.job_end_ns = last == kNever ? 0 : static_cast<double>(last);
+
+  std::vector<Finding> findings;
+  detect_desyncs(ctx, findings);
+  detect_hangs(ctx, findings);
+  std::vector<int64_t> late = persistently_late_ranks(ctx);
+  detect_imbalance(ctx, late, findings);
+  detect_stragglers(ctx, late, findings);
+  detect_slow_links(ctx, findings);
+  detect_gpu_health(ctx, findings);
+  detect_missing_traces(ctx, findings);
+
+  // The ranks most behind their peers, whether or not they were reported:
+  // lets a reader see how close to the thresholds a run was.
+  std::vector<std::pair<double, int64_t>> order;
+  for (size_t r = 0; r < stats.ranks().size(); ++r) {
+    if (stats.ranks()[r].total.groups > 0) order.emplace_back(stats.ranks()[r].total.mean_excess(), static_cast<int64_t>(r));
+  }
+  std::sort(order.rbegin(), order.rend());
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < order.size() && i < 8; ++i) {
+    const Lateness& l = stats.ranks()[static_cast<size_t>(order[i].second)].total;
+    top.push_back({{"rank", order[i].second}, {"ops", l.groups}, {"mean_excess_ms", l.mean_excess() / 1e6},
+                   {"mean_gap_ms", l.mean_gap() / 1e6}, {"t", l.t_stat()}, {"positive_fraction", l.positive_fraction()},
+                   {"last", l.last}, {"cost_s", l.cost_ns / 1e9}});
+  }
+  report.extra["late_ranks"] = top;
+  report.extra["gap_cv"] = stats.median_gap_cv();
+  report.findings = std::move(findings);
+  rank_findings_and_set_verdict(report);
+  report.what_if = compute_what_if(ctx, report.findings);
+  for (const auto& ri : set.ranks) {
+    if (!ri.has_file) report.missing_ranks.push_back(ri.rank);
+  }
+  report.warnings = set.warnings;
+  if (table.unmatched_p2p() > 0) {
+    report.warnings.push_back(std::to_string(table.unmatched_p2p()) +
+                              " send/recv ops have no matching peer op (peer untraced or still in flight)");
+  }
+  report.records = table.records() + stats.records();
+  report.analysis_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+}  // namespace ringside::analysis

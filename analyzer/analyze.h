@@ -1,0 +1,28 @@
+// `ringside analyze`: the whole analysis of one trace directory.
+//
+// Passes (each reads one rank file at a time, so memory is bounded by the
+// number of distinct ops of the job, never by ranks x ops):
+//   1. metadata, comm tables, events, GPU sample summaries, /pending, clock samples
+//   2. clock alignment (no I/O)
+//   3. match ops across ranks -> per-op aggregates (match/group_table.h)
+//   4. per-rank lateness against the aggregates (match/rank_stats.h)
+//   5. detectors, what-if, report (no I/O)
+#pragma once
+
+#include <string>
+
+#include "detect/context.h"
+#include "report/report.h"
+
+namespace ringside::analysis {
+
+struct AnalyzeOptions {
+  Thresholds thresholds;
+  size_t batch = 8192;  // ops per read
+  bool progress = true; // progress bar on stderr when it is a terminal
+};
+
+// Errors (exit code 2): not a trace directory, mixed jobs, unreadable schema.
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options);
+
+}  // namespace ringside::analysis

@@ -1,0 +1,34 @@
+#include "detect/context.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ringside::analysis {
+
+int64_t Context::last_seen_ns(int64_t rank) const {
+  const RankInfo& ri = set.ranks[static_cast<size_t>(rank)];
+  int64_t t = groups.progress()[static_cast<size_t>(rank)].last_activity;
+  if (ri.last_flush_local != trace::kUnknownTime) t = std::max(t, ri.to_job(ri.last_flush_local));
+  return t;
+}
+
+std::string Context::describe_rank(int64_t rank) const {
+  const RankInfo& ri = set.ranks[static_cast<size_t>(rank)];
+  if (!ri.has_file) return "rank " + std::to_string(rank) + " (no trace)";
+  std::string s = "rank " + std::to_string(rank) + " (" + ri.node;
+  if (ri.gpu_device >= 0) s += ", GPU " + std::to_string(ri.gpu_device);
+  return s + ")";
+}
+
+std::vector<std::string> Context::nodes_of(const std::vector<int64_t>& ranks) const {
+  std::vector<std::string> out;
+  for (int64_t r : ranks) {
+    if (r < 0 || r >= static_cast<int64_t>(set.ranks.size())) continue;
+    const RankInfo& ri = set.ranks[static_cast<size_t>(r)];
+    if (!ri.has_file) continue;
+    if (std::find(out.begin(), out.end(), ri.node) == out.end()) out.push_back(ri.node);
+  }
+  return out;
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,62 @@
+// What every detector reads: the job, the matched ops, per-rank lateness, and
+// the thresholds (all in one place so docs/analyzer.md can list them).
+#pragma once
+
+#include <vector>
+
+#include "load/trace_set.h"
+#include "match/group_table.h"
+#include "match/rank_stats.h"
+#include "report/report.h"
+
+namespace ringside::analysis {
+
+struct Thresholds {
+  double min_cost_fraction = 0.01;   // a slowdown must cost >= 1% of the job to be reported
+  int min_groups = 8;                // ops a rank must share with peers before judging it
+  double straggler_t = 6;            // t statistic of the mean gap excess
+  double straggler_positive = 0.65;  // fraction of ops where its gap exceeds its peers'
+  double straggler_min_rel = 0.005;  // mean excess relative to the typical gap
+  double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
+  double slow_link_ratio = 0.6;      // bus bandwidth below this fraction of its peers'
+  uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound
+  double hang_min_wait_s = 5;        // an op outstanding this long at the end is a hang
+  double dead_gap_s = 10;            // a trace ending this long before the others' is a dead rank
+  double throttle_fraction = 0.1;    // samples with slowdown reasons for a gpu_health finding
+};
+
+struct Context {
+  const TraceSet& set;
+  const GroupTable& groups;
+  const RankStatsPass& stats;
+  const Thresholds& th;
+  double job_start_ns = 0;
+  double job_end_ns = 0;
+  double job_seconds() const { return (job_end_ns - job_start_ns) / 1e9; }
+  // Last flush in job time (or last activity when there were no flushes).
+  int64_t last_seen_ns(int64_t rank) const;
+  std::string describe_rank(int64_t rank) const;  // "rank 5 (node1, GPU 5)"
+  std::vector<std::string> nodes_of(const std::vector<int64_t>& ranks) const;
+};
+
+// Ranks whose compute gaps exceed their peers' persistently (candidates for
+// straggler or structural imbalance), strongest first.
+std::vector<int64_t> persistently_late_ranks(const Context& ctx);
+
+void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
+void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late, std::vector<Finding>& out);
+void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
+void detect_hangs(const Context& ctx, std::vector<Finding>& out);
+void detect_desyncs(const Context& ctx, std::vector<Finding>& out);
+void detect_gpu_health(const Context& ctx, std::vector<Finding>& out);
+void detect_missing_traces(const Context& ctx, std::vector<Finding>& out);
+
+// What a straggler's GPU counters say: "throttling", "low_clocks", "xid" or
+// "unknown", with a sentence.
+struct CauseGuess {
+  std::string cause;
+  std::string sentence;
+};
+CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks);
+
+}  // namespace ringside::analysis

@@ -1,0 +1,110 @@
+// GPU health from the counters and events: XIDs, uncorrectable ECC growth,
+// remapped rows, PCIe replays, throttling episodes.  One finding per problem
+// kind, listing every rank that shows it.  Also: ranks with no trace file.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "detect/context.h"
+#include "load/gpu_summary.h"
+#include "report/next_command.h"
+
+namespace ringside::analysis {
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+}  // namespace
+
+void detect_gpu_health(const Context& ctx, std::vector<Finding>& out) {
+  struct Problem {
+    std::vector<int64_t> ranks;
+    std::vector<std::string> details;
+    double severity = 0.5;
+  };
+  std::map<std::string, Problem> problems;
+  for (const auto& ri : ctx.set.ranks) {
+    if (!ri.has_file) continue;
+    const std::string who = ctx.describe_rank(ri.rank);
+    for (const auto& e : ri.events) {
+      if (static_cast<trace::EventKind>(e.kind) != trace::EventKind::kXid) continue;
+      Problem& p = problems["xid"];
+      if (std::find(p.ranks.begin(), p.ranks.end(), ri.rank) == p.ranks.end()) {
+        p.ranks.push_back(ri.rank);
+        p.details.push_back("XID " + std::to_string(e.value) + " on " + who);
+      }
+      p.severity = 0.9;
+    }
+    const GpuSummary& g = ri.gpu;
+    if (g.ecc_uncorrected_last > g.ecc_uncorrected_first || g.ecc_uncorrected_last > 0) {
+      Problem& p = problems["ecc"];
+      p.ranks.push_back(ri.rank);
+      p.details.push_back(std::to_string(g.ecc_uncorrected_last) + " uncorrectable ECC errors on " + who +
+                          (g.ecc_uncorrected_last > g.ecc_uncorrected_first ? " (grew during the job)" : ""));
+      p.severity = 0.9;
+    }
+    if (g.remapped_last > g.remapped_first) {
+      Problem& p = problems["remapped_rows"];
+      p.ranks.push_back(ri.rank);
+      p.details.push_back("remapped rows " + std::to_string(g.remapped_first) + " -> " +
+                          std::to_string(g.remapped_last) + " on " + who);
+      p.severity = 0.7;
+    }
+    if (g.pcie_replays_last > g.pcie_replays_first + 100) {
+      Problem& p = problems["pcie_replays"];
+      p.ranks.push_back(ri.rank);
+      p.details.push_back(std::to_string(g.pcie_replays_last - g.pcie_replays_first) + " PCIe replays on " + who);
+      p.severity = 0.5;
+    }
+    if (g.slowdown_fraction() >= ctx.th.throttle_fraction) {
+      Problem& p = problems["throttling"];
+      p.ranks.push_back(ri.rank);
+      p.details.push_back(slowdown_reason_names(g.slowdown_reasons) + " in " +
+                          fmt("%.0f", 100 * g.slowdown_fraction()) + "% of samples on " + who +
+                          (g.max_temperature_c ? " (up to " + std::to_string(g.max_temperature_c) + " C)" : ""));
+      p.severity = 0.6;
+    }
+  }
+  for (auto& [kind, p] : problems) {
+    Finding f;
+    f.kind = "gpu_health";
+    f.subkind = kind;
+    f.ranks = p.ranks;
+    f.nodes = ctx.nodes_of(p.ranks);
+    std::string d;
+    for (size_t i = 0; i < p.details.size() && i < 4; ++i) d += (i ? "; " : "") + p.details[i];
+    if (p.details.size() > 4) d += "; and " + std::to_string(p.details.size() - 4) + " more";
+    f.evidence = d + ".";
+    f.severity = p.severity;
+    f.confidence = 0.95;
+    f.next_command = next_command_for_gpu(ctx, f);
+    out.push_back(std::move(f));
+  }
+}
+
+void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
+  std::vector<int64_t> missing;
+  for (const auto& ri : ctx.set.ranks) {
+    if (!ri.has_file) missing.push_back(ri.rank);
+  }
+  if (missing.empty()) return;
+  Finding f;
+  f.kind = "missing_trace";
+  f.ranks = missing;
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+  if (missing.size() > 8) list += ", ...";
+  f.evidence = std::to_string(missing.size()) + " of " + std::to_string(ctx.set.world_size) +
+               " ranks have no readable trace (rank " + list + "): the process never started tracing, its "
+               "file was lost, or it is unreadable; the analysis covers the others only.";
+  f.severity = 0.5;
+  f.confidence = 1.0;
+  f.next_command = "ls -l " + ctx.set.dir + "  # expect ringside-" + ctx.set.job_id + "-r<rank>.h5 for every rank";
+  out.push_back(std::move(f));
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,150 @@
+// Workload imbalance: ranks doing different amounts of work.  Two shapes:
+//  - structural: the persistently late ranks are exactly one position of a
+//    family of sibling communicators (a pipeline stage) or the members of one
+//    communicator, and their GPUs are not slowed down;
+//  - data-dependent: no rank is persistently late, but the members' compute
+//    gaps differ widely from op to op and who is last keeps changing.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "detect/context.h"
+#include "report/next_command.h"
+
+namespace ringside::analysis {
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+struct Structure {
+  std::string label;
+  const CommInfo* comm = nullptr;
+  int position = -1;
+};
+
+// Finds a communicator structure whose ranks are exactly `late`.
+bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structure& out) {
+  // Sibling families: splits of the same parent with the same ordinal and size.
+  std::map<std::tuple<uint64_t, uint32_t, int>, std::vector<const CommInfo*>> families;
+  for (const auto& c : ctx.set.comms) {
+    if (c.parent != 0 && c.nranks >= 2) families[{c.parent, c.ordinal, c.nranks}].push_back(&c);
+  }
+  for (const auto& [key, fam] : families) {
+    const int n = std::get<2>(key);
+    for (int pos = 0; pos < n; ++pos) {
+      std::set<int64_t> at;
+      for (const CommInfo* c : fam) {
+        if (static_cast<size_t>(pos) < c->members.size() && c->members[static_cast<size_t>(pos)] >= 0) {
+          at.insert(c->members[static_cast<size_t>(pos)]);
+        }
+      }
+      if (at == late) {
+        out.comm = fam.front();
+        out.position = pos;
+        out.label = "pipeline stage " + std::to_string(pos) + " (position " + std::to_string(pos) + " in each of the " +
+                    std::to_string(fam.size()) + " " + std::to_string(n) + "-rank communicators split with ordinal " +
+                    std::to_string(std::get<1>(key)) + ")";
+        return true;
+      }
+    }
+  }
+  for (const auto& c : ctx.set.comms) {
+    if (c.nranks == ctx.set.world_size) continue;
+    std::set<int64_t> members(c.members.begin(), c.members.end());
+    if (members == late) {
+      out.comm = &c;
+      out.label = "the members of " + c.label;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
+  const double job = ctx.job_seconds();
+  const auto& ranks = ctx.stats.ranks();
+  if (late.size() >= 2) {
+    std::set<int64_t> late_set(late.begin(), late.end());
+    Structure s;
+    const bool slowed = gpu_cause(ctx, late).cause != "unknown";
+    if (!slowed && match_structure(ctx, late_set, s)) {
+      Lateness sum;  // in the comm where each rank is most behind
+      for (int64_t r : late) {
+        const Lateness* worst = nullptr;
+        for (const auto& [ci, l] : ranks[static_cast<size_t>(r)].per_comm) {
+          if (worst == nullptr || l.mean_excess() > worst->mean_excess()) worst = &l;
+        }
+        if (worst != nullptr) sum.add(*worst);
+      }
+      Finding f;
+      f.kind = "imbalance";
+      f.subkind = "structural";
+      f.ranks.assign(late_set.begin(), late_set.end());
+      f.nodes = ctx.nodes_of(f.ranks);
+      f.comm = s.comm->id;
+      f.comm_label = s.comm->label;
+      f.cost_s = 0;
+      for (int64_t r : late) f.cost_s += ranks[static_cast<size_t>(r)].total.cost_ns / 1e9;
+      const double rel = sum.mean_gap() > sum.mean_excess() ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess()) : 0;
+      f.evidence = std::to_string(late_set.size()) + " ranks forming " + s.label + " consistently do " +
+                   fmt("%.0f", 100 * rel) + "% more work between collectives than the rest, with healthy GPU "
+                   "counters: the partitioning is uneven (the others waited " + fmt("%.2f", f.cost_s) + " s).";
+      f.extra["pattern"] = "structural";
+      if (s.position >= 0) f.extra["stage"] = s.position;
+      f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
+      f.confidence = 0.75;
+      f.next_command = next_command_for_imbalance(ctx, true);
+      if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+      late.clear();
+      return;
+    }
+  }
+  if (!late.empty()) return;
+  // Data-dependent: lateness with no persistent owner.
+  const double cv = ctx.stats.median_gap_cv();
+  double cost = 0;
+  uint64_t lasts = 0, top_last = 0;
+  std::vector<std::pair<double, int64_t>> by_cost;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const Lateness& l = ranks[r].total;
+    cost += l.cost_ns / 1e9;
+    lasts += l.last;
+    top_last = std::max(top_last, l.last);
+    if (l.cost_ns > 0) by_cost.emplace_back(l.cost_ns, static_cast<int64_t>(r));
+  }
+  if (cv < ctx.th.imbalance_cv || cost < ctx.th.min_cost_fraction * job || lasts == 0) return;
+  if (static_cast<double>(top_last) > 0.5 * static_cast<double>(lasts)) return;
+  std::sort(by_cost.rbegin(), by_cost.rend());
+  Finding f;
+  f.kind = "imbalance";
+  f.subkind = "data_dependent";
+  double covered = 0;
+  for (const auto& [c, r] : by_cost) {
+    if (covered >= 0.8 * cost * 1e9 || f.ranks.size() >= 32) break;
+    f.ranks.push_back(r);
+    covered += c;
+  }
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.nodes = ctx.nodes_of(f.ranks);
+  f.cost_s = cost;
+  f.evidence = "Compute time between collectives varies by " + fmt("%.0f", 100 * cv) +
+               "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
+               "last more than " + fmt("%.0f", 100.0 * static_cast<double>(top_last) / static_cast<double>(lasts)) +
+               "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
+               fmt("%.2f", cost) + " s in total.";
+  f.extra["pattern"] = "data_dependent";
+  f.extra["gap_cv"] = cv;
+  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+  f.confidence = std::clamp(cv / (3 * ctx.th.imbalance_cv), 0.3, 0.9);
+  f.next_command = next_command_for_imbalance(ctx, false);
+  out.push_back(std::move(f));
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,215 @@
+// Slow links: transfer time (end minus last arrival) turned into bus bandwidth
+// (nccl-tests factors) and compared with peers of the same class (same op and
+// size for collectives; send/recv pairs; intra- vs inter-node kept apart).
+// Inter-node slowness is localized by which explanation predicts exactly the
+// slow observations: one node's NIC (every path through it is slow) or one
+// node pair (only paths joining both ends are slow).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "detect/context.h"
+#include "report/next_command.h"
+
+namespace ringside::analysis {
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+double median_of(std::vector<float> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+struct Observation {
+  std::string what;          // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 -> 11"
+  std::set<int> nodes;
+  std::vector<int64_t> ranks;
+  bool intra = false;
+  double busbw = 0;
+  double ref = 0;
+  double transfer_s = 0;
+  uint64_t count = 0;
+  bool slow = false;
+};
+
+std::string size_text(int log2) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = std::min(3, log2 / 10);
+  return std::to_string(1ull << (log2 - 10 * u)) + " " + units[u];
+}
+
+void mark_slow(std::vector<Observation*>& cls, double ratio) {
+  if (cls.size() < 2) return;
+  std::vector<double> v;
+  for (auto* o : cls) v.push_back(o->busbw);
+  std::sort(v.begin(), v.end());
+  // What healthy peers reach: a high percentile, so that a slow majority (a
+  // NIC shared by most paths) does not become the reference.
+  const double ref = v[std::min(v.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(v.size())))];
+  for (auto* o : cls) {
+    o->ref = ref;
+    o->slow = o->busbw < ratio * ref;
+  }
+}
+
+}  // namespace
+
+void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
+  const TraceSet& set = ctx.set;
+  std::vector<Observation> obs;
+  for (const auto& l : ctx.groups.comm_links()) {
+    if (l.count < 3 || (1ull << l.size_log2) < ctx.th.slow_link_min_bytes) continue;
+    const CommInfo& c = set.comms[static_cast<size_t>(l.comm)];
+    Observation o;
+    o.what = std::string(trace::op_kind_name(static_cast<trace::OpKind>(l.op))) + " of ~" + size_text(l.size_log2) +
+             " on " + c.label;
+    o.nodes.insert(c.nodes.begin(), c.nodes.end());
+    for (int64_t m : c.members) if (m >= 0) o.ranks.push_back(m);
+    o.intra = c.intra_node;
+    o.busbw = median_of(l.busbw);
+    o.transfer_s = l.transfer_ns / 1e9;
+    o.count = l.count;
+    obs.push_back(std::move(o));
+  }
+  const size_t first_p2p = obs.size();
+  for (const auto& p : ctx.groups.p2p()) {
+    if (p.count < 3 || p.busbw.empty() || p.src < 0 || p.dst < 0) continue;
+    if (p.bytes / static_cast<double>(p.count) < static_cast<double>(ctx.th.slow_link_min_bytes)) continue;
+    const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
+    const RankInfo& b = set.ranks[static_cast<size_t>(p.dst)];
+    Observation o;
+    o.what = "send/recv rank " + std::to_string(p.src) + " -> " + std::to_string(p.dst);
+    o.nodes = {a.node_index, b.node_index};
+    o.ranks = {p.src, p.dst};
+    o.intra = a.node_index == b.node_index;
+    o.busbw = median_of(p.busbw);
+    o.transfer_s = p.transfer_ns / 1e9;
+    o.count = p.count;
+    obs.push_back(std::move(o));
+  }
+  // Classes of comparable observations.
+  std::map<std::string, std::vector<Observation*>> classes;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    Observation& o = obs[i];
+    std::string key = (i < first_p2p ? o.what.substr(0, o.what.find(" on ")) + "/" + std::to_string(o.ranks.size())
+                                     : std::string("p2p")) + (o.intra ? "/intra" : "/inter");
+    classes[key].push_back(&o);
+  }
+  for (auto& [k, cls] : classes) mark_slow(cls, ctx.th.slow_link_ratio);
+
+  const double job = ctx.job_seconds();
+  // Inter-node: pick the explanation that predicts the slow set.
+  std::vector<const Observation*> inter;
+  for (const auto& o : obs) if (!o.intra && o.ref > 0) inter.push_back(&o);
+  bool any_slow = false;
+  for (auto* o : inter) any_slow = any_slow || o->slow;
+  if (any_slow) {
+    struct Candidate { int a, b; int errors; };  // b < 0: NIC of a
+    std::vector<Candidate> cands;
+    const int nn = static_cast<int>(set.nodes.size());
+    auto errors_of = [&](int a, int b) {
+      int err = 0;
+      for (auto* o : inter) {
+        bool predicted = o->nodes.count(a) && (b < 0 || o->nodes.count(b));
+        err += predicted != o->slow;
+      }
+      return err;
+    };
+    for (int a = 0; a < nn; ++a) {
+      cands.push_back({a, -1, errors_of(a, -1)});
+      for (int b = a + 1; b < nn; ++b) cands.push_back({a, b, errors_of(a, b)});
+    }
+    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) { return x.errors < y.errors; });
+    const Candidate best = cands.front();
+    // NIC and pair explain equally when the node was only seen with one peer.
+    bool ambiguous = cands.size() > 1 && cands[1].errors == best.errors;
+    Candidate pick = best;
+    if (ambiguous) {
+      for (const auto& c : cands) {
+        if (c.errors == best.errors && c.b >= 0) { pick = c; break; }
+      }
+    }
+    Finding f;
+    f.kind = "slow_link";
+    double cost = 0, slow_bw = 0, ref = 0;
+    int n_slow = 0;
+    std::vector<std::string> examples;
+    std::set<int64_t> ranks;
+    for (auto* o : inter) {
+      if (!o->slow) continue;
+      cost += o->transfer_s * (1 - o->busbw / o->ref);
+      slow_bw += o->busbw;
+      ref += o->ref;
+      ++n_slow;
+      if (examples.size() < 2) examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " + fmt("%.1f", o->ref) + " GB/s");
+      for (int64_t r : o->ranks) {
+        const int ni = set.ranks[static_cast<size_t>(r)].node_index;
+        if (ni == pick.a || (pick.b >= 0 && ni == pick.b)) ranks.insert(r);
+      }
+    }
+    f.cost_s = cost;
+    f.ranks.assign(ranks.begin(), ranks.end());
+    const std::string na = set.nodes[static_cast<size_t>(pick.a)];
+    std::string ex;
+    for (const auto& e : examples) ex += (ex.empty() ? "" : "; ") + e;
+    if (pick.b < 0) {
+      f.subkind = "nic";
+      f.nodes = {na};
+      f.evidence = "Every inter-node path through " + na + " is slow (" + std::to_string(n_slow) +
+                   " observations at " + fmt("%.0f", 100 * slow_bw / ref) + "% of their peers' bus bandwidth) while "
+                   "paths between other nodes are normal: " + na + "'s network interface. " + ex + ".";
+    } else {
+      const std::string nb = set.nodes[static_cast<size_t>(pick.b)];
+      f.subkind = "node_pair";
+      f.nodes = {na, nb};
+      f.evidence = "Transfers between " + na + " and " + nb + " run at " + fmt("%.0f", 100 * slow_bw / ref) +
+                   "% of their peers' bus bandwidth while both nodes are normal with other nodes: the path between "
+                   "them. " + ex + "." + (ambiguous && best.b < 0 ? " (A NIC problem on one end cannot be excluded: "
+                   "each end was seen only with the other.)" : "");
+    }
+    f.extra["intra_node"] = false;
+    f.extra["bus_bw_gbps"] = slow_bw / n_slow;
+    f.extra["peer_bus_bw_gbps"] = ref / n_slow;
+    f.extra["unexplained_observations"] = pick.errors;
+    f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+    f.confidence = pick.errors == 0 ? (ambiguous ? 0.6 : 0.85) : 0.4;
+    f.next_command = next_command_for_link(ctx, f.nodes);
+    if (cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+  }
+  // Intra-node: slow GPU-GPU paths, one finding per node.
+  std::map<int, std::vector<const Observation*>> intra_slow;
+  for (const auto& o : obs) {
+    if (o.intra && o.slow && !o.nodes.empty()) intra_slow[*o.nodes.begin()].push_back(&o);
+  }
+  for (const auto& [node, list] : intra_slow) {
+    Finding f;
+    f.kind = "slow_link";
+    f.subkind = "intra_node";
+    f.nodes = {set.nodes[static_cast<size_t>(node)], set.nodes[static_cast<size_t>(node)]};
+    std::set<int64_t> ranks;
+    double cost = 0;
+    for (auto* o : list) {
+      cost += o->transfer_s * (1 - o->busbw / o->ref);
+      ranks.insert(o->ranks.begin(), o->ranks.end());
+    }
+    f.ranks.assign(ranks.begin(), ranks.end());
+    f.cost_s = cost;
+    f.evidence = "Inside " + f.nodes[0] + ", " + list.front()->what + " reaches " + fmt("%.1f", list.front()->busbw) +
+                 " GB/s vs " + fmt("%.1f", list.front()->ref) + " GB/s on comparable groups (NVLink/PCIe path).";
+    f.extra["intra_node"] = true;
+    f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+    f.confidence = 0.6;
+    f.next_command = next_command_for_link(ctx, {f.nodes[0]});
+    if (cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+  }
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,227 @@
+#include "load/trace_set.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "ringside/trace_reader.h"
+
+namespace ringside::analysis {
+namespace {
+
+using trace::EventKind;
+
+bool notable(const trace::EventRecord& e) {
+  switch (static_cast<EventKind>(e.kind)) {
+    case EventKind::kXid: case EventKind::kError: case EventKind::kWatchdog:
+    case EventKind::kSignal: case EventKind::kCommAbort: case EventKind::kAsyncError:
+    case EventKind::kShutdown: return true;
+    default: return false;
+  }
+}
+
+// Reads the first `window` ops of the file and keeps the end times of completed collectives.
+Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
+                          std::vector<ClockSample>& out) {
+  // One read: every read costs a chunk decompression, and clock offsets are
+  // constant over a job, so the first ops suffice.
+  std::vector<trace::OpRecord> buf(window);
+  for (uint64_t first : {uint64_t{0}}) {
+    if (first >= count) break;
+    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf));
+    if (!got.ok()) return got.status();
+    for (size_t i = 0; i < got.value(); ++i) {
+      const auto& op = buf[i];
+      if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
+      if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
+      int64_t end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
+      if (end == trace::kUnknownTime) continue;
+      out.push_back({op.comm_id, op.seq, end});
+    }
+  }
+  return {};
+}
+
+// Stats rows carry trace-local times; tolerate producers that wrote raw
+// CLOCK_MONOTONIC by recognising values beyond the clock reference.
+int64_t stats_local(int64_t t, int64_t clock_monotonic) {
+  if (clock_monotonic > 0 && t >= clock_monotonic) return t - clock_monotonic;
+  return t;
+}
+
+}  // namespace
+
+std::string CommInfo::id_hex() const {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+int TraceSet::comm_rank_of(const CommInfo& c, int64_t global_rank) const {
+  for (size_t i = 0; i < c.members.size(); ++i) {
+    if (c.members[i] == global_rank) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
+                                Progress& progress) {
+  auto listing = trace::list_trace_dir(dir);
+  if (!listing.ok()) return listing.status();
+  TraceSet set;
+  set.dir = dir;
+  set.job_id = listing->job_id;
+  set.world_size = listing->world_size;
+  for (const auto& bad : listing->bad_files) {
+    set.warnings.push_back(bad + " (skipped; its rank is analyzed as missing)");
+  }
+  for (const auto& f : listing->files) {
+    set.world_size = std::max(set.world_size, f.rank + 1);
+  }
+  set.ranks.resize(static_cast<size_t>(set.world_size));
+  for (int64_t r = 0; r < set.world_size; ++r) set.ranks[static_cast<size_t>(r)].rank = r;
+
+  std::map<uint64_t, CommInfo> comms;
+  std::map<std::string, int> node_index;
+  int64_t base = std::numeric_limits<int64_t>::max();
+  size_t done = 0;
+  for (const auto& entry : listing->files) {
+    progress.update("reading metadata", ++done, listing->files.size());
+    RankInfo& ri = set.ranks[static_cast<size_t>(entry.rank)];
+    auto opened = trace::TraceReader::open(entry.path);
+    if (!opened.ok()) {
+      set.warnings.push_back(opened.message() + " (skipped; its rank is analyzed as missing)");
+      continue;
+    }
+    const trace::TraceReader& reader = *opened.value();
+    const trace::TraceMeta& m = reader.meta();
+    ri.has_file = true;
+    ri.path = entry.path;
+    ri.node = m.node.empty() ? m.hostname : m.node;
+    ri.local_rank = m.local_rank;
+    ri.gpu_device = m.gpu_device;
+    ri.gpu_name = m.gpu_name;
+    ri.gpu_uuid = m.gpu_uuid;
+    ri.gpu_pci_bus_id = m.gpu_pci_bus_id;
+    ri.pid = m.pid;
+    ri.producer = m.producer;
+    ri.simulated = m.simulated != 0;
+    set.simulated = set.simulated || ri.simulated;
+    ri.shift_ns = m.clock_realtime_ns;  // made relative to the job's base below
+    ri.clock_monotonic_ns = m.clock_monotonic_ns;
+    base = std::min(base, m.clock_realtime_ns);
+    auto [it, inserted] = node_index.emplace(ri.node, static_cast<int>(set.nodes.size()));
+    if (inserted) {
+      set.nodes.push_back(ri.node);
+      set.node_ranks.emplace_back();
+    }
+    ri.node_index = it->second;
+    set.node_ranks[static_cast<size_t>(ri.node_index)].push_back(ri.rank);
+
+    auto fail = [&](const Status& s) {
+      ri.read_error = s.message();
+      set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
+                             ": analyzed with what could be read)");
+    };
+    ri.op_count = reader.op_count();
+    if (auto c = reader.comms(); c.ok()) {
+      for (const auto& rec : c.value()) {
+        CommInfo& ci = comms[rec.comm_id];
+        ci.id = rec.comm_id;
+        ci.nranks = std::max(ci.nranks, rec.nranks);
+        ci.parent = rec.parent_id;
+        ci.color = rec.color;
+        ci.ordinal = rec.ordinal;
+        ci.origin = rec.origin;
+        if (rec.rank >= 0 && rec.rank < 1 << 24) {
+          if (ci.members.size() <= static_cast<size_t>(rec.rank)) {
+            ci.members.resize(static_cast<size_t>(rec.rank) + 1, -1);
+          }
+          ci.members[static_cast<size_t>(rec.rank)] = ri.rank;
+        }
+      }
+    } else {
+      fail(c.status());
+    }
+    if (auto e = reader.events(); e.ok()) {
+      for (const auto& ev : e.value()) {
+        if (!notable(ev)) continue;
+        if (static_cast<EventKind>(ev.kind) == EventKind::kShutdown) ri.shutdown = true;
+        if (static_cast<EventKind>(ev.kind) == EventKind::kSignal) ri.last_signal = ev.value;
+        if (ri.events.size() < 256) ri.events.push_back(ev);
+      }
+    } else {
+      fail(e.status());
+    }
+    if (auto s = reader.stats(); s.ok()) {
+      for (const auto& row : s.value()) {
+        ri.last_flush_local = std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
+        ri.ops_dropped = std::max(ri.ops_dropped, row.ops_dropped);
+      }
+    } else {
+      fail(s.status());
+    }
+    if (auto p = reader.last_pending(); p.ok()) {
+      ri.pending = std::move(p.value());
+    } else {
+      fail(p.status());
+    }
+    if (auto smp = reader.samples(); smp.ok()) {
+      ri.gpu = summarize_samples(smp.value());
+    } else {
+      fail(smp.status());
+    }
+    if (Status s = read_clock_samples(reader, ri.op_count, options.clock_sample_window,
+                                      ri.clock_samples);
+        !s.ok()) {
+      fail(s);
+    }
+  }
+  progress.finish();
+  if (base == std::numeric_limits<int64_t>::max()) {
+    return Status::error(dir + ": no trace file could be opened");
+  }
+  set.base_realtime_ns = base;
+  for (auto& ri : set.ranks) {
+    if (ri.has_file) ri.shift_ns -= base;
+  }
+
+  for (auto& [id, ci] : comms) {
+    ci.index = static_cast<int>(set.comms.size());
+    if (static_cast<int>(ci.members.size()) < ci.nranks) ci.members.resize(static_cast<size_t>(ci.nranks), -1);
+    for (int64_t g : ci.members) {
+      if (g < 0 || !set.ranks[static_cast<size_t>(g)].has_file) continue;
+      ++ci.present;
+      int node = set.ranks[static_cast<size_t>(g)].node_index;
+      if (std::find(ci.nodes.begin(), ci.nodes.end(), node) == ci.nodes.end()) ci.nodes.push_back(node);
+    }
+    std::sort(ci.nodes.begin(), ci.nodes.end());
+    ci.intra_node = ci.nodes.size() <= 1;
+    set.comm_index[id] = ci.index;
+    set.comms.push_back(ci);
+  }
+  // Ranks with no file: place them in comms where their comm rank equals the
+  // global rank of a world-sized communicator (what every launcher does).
+  for (auto& ci : set.comms) {
+    if (ci.nranks == set.world_size && ci.parent == 0) {
+      for (size_t i = 0; i < ci.members.size(); ++i) {
+        if (ci.members[i] < 0) ci.members[i] = static_cast<int64_t>(i);
+      }
+      ci.label = "world";
+    }
+  }
+  for (auto& ci : set.comms) {
+    if (!ci.label.empty()) continue;
+    char buf[96];
+    if (ci.color >= 0) {
+      std::snprintf(buf, sizeof buf, "split %s (%d ranks, color %d)", ci.id_hex().c_str(), ci.nranks, ci.color);
+    } else {
+      std::snprintf(buf, sizeof buf, "comm %s (%d ranks)", ci.id_hex().c_str(), ci.nranks);
+    }
+    ci.label = buf;
+  }
+  return set;
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,106 @@
+// The job as seen from its trace directory: per-rank metadata and end state,
+// the communicators (members joined from every rank's comm table), and small
+// per-rank summaries.  Op records are NOT kept here: passes over them stream
+// one file at a time (see match/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "load/gpu_summary.h"
+#include "progress.h"
+#include "ringside/status.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::analysis {
+
+// End time of one collective, kept for clock alignment.
+struct ClockSample {
+  uint64_t comm_id;
+  uint64_t seq;
+  int64_t end_ns;  // trace-local time
+};
+
+struct RankInfo {
+  int64_t rank = -1;
+  bool has_file = false;
+  std::string path;
+  std::string node;
+  int node_index = -1;
+  int64_t local_rank = -1;
+  int64_t gpu_device = -1;
+  std::string gpu_name, gpu_uuid, gpu_pci_bus_id;
+  int64_t pid = 0;
+  std::string producer;
+  bool simulated = false;
+  // job time = trace-local time + shift_ns - offset_ns
+  int64_t shift_ns = 0;   // from the file's clock reference (CLOCK_REALTIME)
+  int64_t offset_ns = 0;  // estimated clock error of its node (clock alignment)
+  int64_t clock_monotonic_ns = 0;
+  uint64_t op_count = 0;
+  uint64_t ops_dropped = 0;
+  std::vector<trace::OpRecord> pending;     // the last /pending snapshot
+  std::vector<trace::EventRecord> events;   // XIDs, signals, errors, watchdog, shutdown
+  std::vector<ClockSample> clock_samples;
+  GpuSummary gpu;
+  int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
+  bool shutdown = false;       // a clean end of tracing was recorded
+  int64_t last_signal = 0;
+  std::string read_error;      // set if part of the file could not be read
+
+  int64_t to_job(int64_t local) const {
+    return local == trace::kUnknownTime ? trace::kUnknownTime : local + shift_ns - offset_ns;
+  }
+};
+
+struct CommInfo {
+  uint64_t id = 0;
+  int index = 0;
+  int nranks = 0;
+  uint64_t parent = 0;
+  int color = -1;
+  uint32_t ordinal = 0;
+  uint8_t origin = 0;
+  std::vector<int64_t> members;  // global rank by comm rank (-1: no trace told us)
+  std::vector<int> nodes;        // node indices of the known members
+  int present = 0;               // members with a readable trace
+  bool intra_node = true;
+  std::string label;             // "world", "split 0x.. color 3", ...
+
+  std::string id_hex() const;
+};
+
+struct TraceSet {
+  std::string dir;
+  std::string job_id;
+  int64_t world_size = 0;
+  std::vector<RankInfo> ranks;          // index = global rank
+  std::vector<std::string> nodes;       // node names in order of first rank
+  std::vector<std::vector<int64_t>> node_ranks;
+  std::vector<CommInfo> comms;
+  std::unordered_map<uint64_t, int> comm_index;
+  std::vector<std::string> warnings;    // corrupt or unreadable files, named
+  int64_t base_realtime_ns = 0;
+  bool simulated = false;
+
+  const CommInfo* comm(uint64_t id) const {
+    auto it = comm_index.find(id);
+    return it == comm_index.end() ? nullptr : &comms[static_cast<size_t>(it->second)];
+  }
+  // Position of `global_rank` in the comm, -1 if not a member.
+  int comm_rank_of(const CommInfo& c, int64_t global_rank) const;
+};
+
+struct LoadOptions {
+  size_t clock_sample_window = 512;  // ops read at the start of each file for clock alignment
+};
+
+// Opens every rank file once: metadata, comm tables, events, stats, pending
+// snapshot, GPU sample summary and clock samples.  Errors: what
+// list_trace_dir rejects (not a directory, mixed jobs, unreadable schema).
+Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
+                                Progress& progress);
+
+}  // namespace ringside::analysis

@@ -1,0 +1,226 @@
+#include "match/group_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ringside/bandwidth.h"
+
+namespace ringside::analysis {
+namespace {
+
+constexpr size_t kMaxSamples = 256;
+constexpr uint64_t kMaxSeq = 1ull << 28;  // beyond this a seq is corrupt, not a real op count
+
+using trace::OpKind;
+using trace::OpRecord;
+
+int size_log2(uint64_t bytes) {
+  int b = 0;
+  while (bytes > 1) {
+    bytes >>= 1;
+    ++b;
+  }
+  return b;
+}
+
+}  // namespace
+
+void bounded_push(std::vector<float>& v, float x, uint64_t seen) {
+  if (v.size() < kMaxSamples) {
+    v.push_back(x);
+  } else {
+    v[seen % kMaxSamples] = x;
+  }
+}
+
+OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
+  OpTimes t;
+  if (op.t_dev_start_ns != trace::kUnknownTime) {
+    t.arrival = rank.to_job(op.t_dev_start_ns);
+  } else {
+    t.arrival = rank.to_job(op.t_enter_ns);
+    // Device timing was on for this op but the device never reached it.
+    t.device_started = !(op.flags & trace::kFlagDeviceTimed) ||
+                       op.status == static_cast<uint8_t>(trace::OpStatus::kComplete);
+    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending)) t.device_started = false;
+  }
+  if (op.status == static_cast<uint8_t>(trace::OpStatus::kComplete)) {
+    if (op.t_dev_end_ns != trace::kUnknownTime) {
+      t.end = rank.to_job(op.t_dev_end_ns);
+    } else if (op.t_exit_ns != trace::kUnknownTime) {
+      t.end = rank.to_job(op.t_exit_ns);
+    }
+  }
+  if (t.arrival == trace::kUnknownTime) t.arrival = kNever;
+  return t;
+}
+
+RankCommProgress& RankProgress::at(int comm) {
+  for (auto& c : comms) {
+    if (c.comm == comm) return c;
+  }
+  comms.push_back({});
+  comms.back().comm = comm;
+  return comms.back();
+}
+
+const RankCommProgress* RankProgress::find(int comm) const {
+  for (const auto& c : comms) {
+    if (c.comm == comm) return &c;
+  }
+  return nullptr;
+}
+
+GroupTable::GroupTable(const TraceSet& set) : set_(set) {
+  comms_.resize(set.comms.size());
+  progress_.resize(set.ranks.size());
+}
+
+const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
+  const auto& g = comms_[static_cast<size_t>(comm)].groups;
+  return seq < g.size() ? &g[seq] : nullptr;
+}
+
+Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+  RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
+  int64_t prev_end = kNever;
+  Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
+    for (const OpRecord& op : ops) add_op(rank, prog, op, prev_end, false);
+    records_ += ops.size();
+    return true;
+  });
+  // Ops outstanding at the last flush that /ops does not hold yet.
+  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, true);
+  return st;
+}
+
+void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
+                        int64_t& prev_end, bool from_pending) {
+  auto it = set_.comm_index.find(op.comm_id);
+  if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
+  const int ci = it->second;
+  const CommInfo& comm = set_.comms[static_cast<size_t>(ci)];
+  const OpTimes t = op_times(rank, op);
+  if (t.arrival == kNever) return;
+  ++prog.ops_read;
+  prog.first_arrival = std::min(prog.first_arrival, t.arrival);
+  prog.last_activity = std::max({prog.last_activity, t.arrival, t.end});
+  if (trace::is_p2p(static_cast<OpKind>(op.op))) {
+    if (!from_pending) add_p2p(rank, comm, op, t);
+    if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+    return;
+  }
+  if (op.seq >= kMaxSeq) return;
+  RankCommProgress& rc = prog.at(ci);
+  const int64_t seq = static_cast<int64_t>(op.seq);
+  if (from_pending && seq <= rc.max_seq_entered) return;  // already in /ops
+  ++rc.ops;
+  rc.max_seq_entered = std::max(rc.max_seq_entered, seq);
+  rc.last_arrival = std::max(rc.last_arrival, t.arrival);
+  if (t.end != kNever) rc.max_seq_completed = std::max(rc.max_seq_completed, seq);
+
+  auto& groups = comms_[static_cast<size_t>(ci)].groups;
+  if (groups.size() <= op.seq) groups.resize(op.seq + 1);
+  GroupAgg& g = groups[op.seq];
+  const int32_t root = trace::is_p2p(static_cast<OpKind>(op.op)) ? -1 : op.peer;
+  if (!g.has_signature) {
+    g.has_signature = true;
+    g.op = op.op;
+    g.dtype = op.dtype;
+    g.count = op.count;
+    g.bytes = op.bytes;
+    g.root = root;
+  } else if (!g.mismatch && (g.op != op.op || g.dtype != op.dtype || g.count != op.count || g.root != root)) {
+    g.mismatch = true;
+    mismatches_.emplace_back(ci, op.seq);
+  }
+  ++g.entered;
+  if (!t.device_started) ++g.not_started;
+  if (t.arrival > g.max_arrival) {
+    g.second_arrival = g.max_arrival;
+    g.max_arrival = t.arrival;
+    g.last_rank = static_cast<int32_t>(rank.rank);
+  } else if (t.arrival > g.second_arrival) {
+    g.second_arrival = t.arrival;
+  }
+  g.min_arrival = std::min(g.min_arrival, t.arrival);
+  if (t.end != kNever) {
+    ++g.completed;
+    g.min_end = std::min(g.min_end, t.end);
+    g.max_end = std::max(g.max_end, t.end);
+  }
+  // The compute gap: time since this rank's previous op finished.
+  if (prev_end != kNever && t.arrival >= prev_end) {
+    const int64_t gap = t.arrival - prev_end;
+    g.gap_sum += gap;
+    g.gap_sq_sum += static_cast<double>(gap) * static_cast<double>(gap);
+    ++g.gaps;
+  }
+  (void)comm;
+  if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+}
+
+void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op, const OpTimes& t) {
+  const int me = set_.comm_rank_of(comm, rank.rank);
+  if (me < 0 || op.peer < 0) return;
+  const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
+  P2PKey key{comm.index, send ? me : op.peer, send ? op.peer : me, op.peer_seq};
+  P2PHalf& h = p2p_open_[key];
+  h.bytes = op.bytes;
+  if (send) {
+    h.send_arrival = t.arrival;
+    h.send_end = t.end;
+  } else {
+    h.recv_arrival = t.arrival;
+    h.recv_end = t.end;
+  }
+  if (h.send_arrival == kNever || h.recv_arrival == kNever) return;
+  if (h.send_end != kNever && h.recv_end != kNever) {
+    if (static_cast<size_t>(std::max(key.src, key.dst)) >= comm.members.size()) {
+      p2p_open_.erase(key);
+      return;
+    }
+    const int64_t src = comm.members[static_cast<size_t>(key.src)];
+    const int64_t dst = comm.members[static_cast<size_t>(key.dst)];
+    P2PStats& s = p2p_pairs_[{src, dst}];
+    s.src = src;
+    s.dst = dst;
+    const double transfer = static_cast<double>(std::max<int64_t>(
+        1, std::min(h.send_end, h.recv_end) - std::max(h.send_arrival, h.recv_arrival)));
+    s.transfer_ns += transfer;
+    s.bytes += static_cast<double>(h.bytes);
+    if (h.bytes >= (64u << 10)) {
+      bounded_push(s.busbw, static_cast<float>(static_cast<double>(h.bytes) / transfer), s.count);
+    }
+    ++s.count;
+  }
+  p2p_open_.erase(key);
+}
+
+void GroupTable::finalize() {
+  std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
+  for (const auto& c : set_.comms) {
+    const auto& groups = comms_[static_cast<size_t>(c.index)].groups;
+    for (const GroupAgg& g : groups) {
+      if (!g.complete(c.present) || c.present < 2 || g.mismatch) continue;
+      const int64_t transfer = g.transfer();
+      if (transfer <= 0 || g.bytes == 0) continue;
+      CommLinkStats& l = links[{c.index, g.op, size_log2(g.bytes)}];
+      l.comm = c.index;
+      l.op = g.op;
+      l.size_log2 = size_log2(g.bytes);
+      l.transfer_ns += static_cast<double>(transfer);
+      l.bytes += static_cast<double>(g.bytes);
+      Bandwidth bw = compute_bandwidth(static_cast<OpKind>(g.op), g.bytes,
+                                       static_cast<double>(transfer) / 1e9, c.nranks);
+      bounded_push(l.busbw, static_cast<float>(bw.bus_gbps), l.count);
+      ++l.count;
+    }
+  }
+  links_.clear();
+  for (auto& [k, l] : links) links_.push_back(std::move(l));
+  p2p_done_.clear();
+  for (auto& [k, s] : p2p_pairs_) p2p_done_.push_back(std::move(s));
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,152 @@
+// Pass 1 over the ops: matches every rank's ops across ranks by (comm, seq)
+// for collectives and by (comm, sender, receiver, per-peer seq) for send/recv,
+// reading one rank file at a time.  Per matched op only an aggregate is kept
+// (arrivals, ends, compute gaps, the call's signature), so memory grows with
+// the number of distinct ops of the job, not with ranks x ops.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "load/trace_set.h"
+#include "ringside/status.h"
+#include "ringside/trace_reader.h"
+
+namespace ringside::analysis {
+
+inline constexpr int64_t kNever = INT64_MIN;
+
+// Times in this module are job times (clock-aligned ns).
+struct OpTimes {
+  int64_t arrival = kNever;   // device start, else host enter
+  int64_t end = kNever;       // device end, else host exit; kNever if incomplete
+  bool device_started = true; // false: enqueued on the host, device never started
+};
+OpTimes op_times(const RankInfo& rank, const trace::OpRecord& op);
+
+struct GroupAgg {
+  int64_t max_arrival = kNever;
+  int64_t second_arrival = kNever;
+  int64_t min_arrival = INT64_MAX;
+  int64_t min_end = INT64_MAX;
+  int64_t max_end = kNever;
+  int64_t gap_sum = 0;
+  double gap_sq_sum = 0;
+  uint64_t count = 0;       // signature of the first member seen
+  uint64_t bytes = 0;
+  int32_t last_rank = -1;
+  int32_t entered = 0;
+  int32_t completed = 0;
+  int32_t gaps = 0;
+  int32_t not_started = 0;  // entered on the host, never started on the device
+  int32_t root = -1;
+  uint8_t op = 0, dtype = 0;
+  bool has_signature = false;
+  bool mismatch = false;
+
+  bool complete(int present) const { return entered == present && completed == present; }
+  int64_t transfer() const { return min_end == INT64_MAX || max_arrival == kNever ? -1 : std::max<int64_t>(0, min_end - max_arrival); }
+};
+
+struct CommGroups {
+  std::vector<GroupAgg> groups;  // index = seq
+};
+
+// Per (rank, comm): how far the rank got.
+struct RankCommProgress {
+  int comm = -1;
+  uint64_t ops = 0;
+  int64_t max_seq_entered = -1;
+  int64_t max_seq_completed = -1;
+  int64_t last_arrival = kNever;
+};
+
+struct RankProgress {
+  std::vector<RankCommProgress> comms;
+  int64_t first_arrival = INT64_MAX;
+  int64_t last_activity = kNever;  // latest arrival or end seen
+  uint64_t ops_read = 0;
+  RankCommProgress& at(int comm);
+  const RankCommProgress* find(int comm) const;
+};
+
+// Send/recv matched pairs, aggregated per (sender rank, receiver rank).
+struct P2PStats {
+  int64_t src = -1, dst = -1;
+  uint64_t count = 0;
+  double bytes = 0;
+  double transfer_ns = 0;     // end minus later arrival, summed
+  std::vector<float> busbw;   // GB/s, a bounded sample
+};
+
+// Bandwidth observations of one comm for one (op, size bucket).
+struct CommLinkStats {
+  int comm = -1;
+  uint8_t op = 0;
+  int size_log2 = 0;
+  uint64_t count = 0;
+  double bytes = 0;
+  double transfer_ns = 0;
+  std::vector<float> busbw;
+};
+
+class GroupTable {
+ public:
+  explicit GroupTable(const TraceSet& set);
+
+  // Streams one rank's ops (and its /pending snapshot) into the table.
+  Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
+  // Computes per-comm bandwidth statistics; call once after every add_rank.
+  void finalize();
+
+  const TraceSet& set() const { return set_; }
+  const std::vector<CommGroups>& comms() const { return comms_; }
+  const GroupAgg* group(int comm, uint64_t seq) const;
+  const std::vector<RankProgress>& progress() const { return progress_; }
+  const std::vector<P2PStats>& p2p() const { return p2p_done_; }
+  const std::vector<CommLinkStats>& comm_links() const { return links_; }
+  uint64_t records() const { return records_; }
+  // (comm, seq) of groups whose members called different things.
+  const std::vector<std::pair<int, uint64_t>>& mismatches() const { return mismatches_; }
+  size_t unmatched_p2p() const { return p2p_open_.size(); }
+
+ private:
+  struct P2PKey {
+    int comm;
+    int32_t src, dst;
+    uint32_t peer_seq;
+    bool operator==(const P2PKey&) const = default;
+  };
+  struct P2PKeyHash {
+    size_t operator()(const P2PKey& k) const {
+      uint64_t h = static_cast<uint64_t>(k.comm) * 0x9e3779b97f4a7c15ull;
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32 | static_cast<uint32_t>(k.dst)) * 0xbf58476d1ce4e5b9ull;
+      return h ^ (k.peer_seq * 0x94d049bb133111ebull);
+    }
+  };
+  struct P2PHalf {
+    int64_t send_arrival = kNever, send_end = kNever, recv_arrival = kNever, recv_end = kNever;
+    uint64_t bytes = 0;
+  };
+
+  void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op, int64_t& prev_end,
+              bool from_pending);
+  void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op, const OpTimes& t);
+
+  const TraceSet& set_;
+  std::vector<CommGroups> comms_;
+  std::vector<RankProgress> progress_;
+  std::unordered_map<P2PKey, P2PHalf, P2PKeyHash> p2p_open_;
+  std::map<std::pair<int64_t, int64_t>, P2PStats> p2p_pairs_;
+  std::vector<P2PStats> p2p_done_;
+  std::vector<CommLinkStats> links_;
+  std::vector<std::pair<int, uint64_t>> mismatches_;
+  uint64_t records_ = 0;
+};
+
+// Keeps at most kMax values, replacing by stride once full (deterministic).
+void bounded_push(std::vector<float>& v, float x, uint64_t seen);
+
+}  // namespace ringside::analysis

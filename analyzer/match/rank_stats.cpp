@@ -1,0 +1,128 @@
+#include "match/rank_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringside::analysis {
+namespace {
+constexpr size_t kMaxMismatchDetails = 16;
+}
+
+void Lateness::add(const Lateness& o) {
+  groups += o.groups;
+  last += o.last;
+  excess_positive += o.excess_positive;
+  excess_sum += o.excess_sum;
+  excess_sq_sum += o.excess_sq_sum;
+  gap_sum += o.gap_sum;
+  cost_ns += o.cost_ns;
+  wait_ns += o.wait_ns;
+}
+
+double Lateness::t_stat() const {
+  if (groups < 3) return 0;
+  const double n = static_cast<double>(groups);
+  const double mean = excess_sum / n;
+  const double var = std::max(0.0, excess_sq_sum / n - mean * mean) * n / (n - 1);
+  if (var <= 0) return mean > 0 ? 1e9 : 0;
+  return mean / std::sqrt(var / n);
+}
+
+Lateness& RankLateness::comm(int c) {
+  for (auto& [ci, l] : per_comm) {
+    if (ci == c) return l;
+  }
+  per_comm.emplace_back(c, Lateness{});
+  return per_comm.back().second;
+}
+
+RankStatsPass::RankStatsPass(const GroupTable& table) : table_(table) {
+  ranks_.resize(table.set().ranks.size());
+  for (const auto& [c, seq] : table.mismatches()) {
+    if (mismatch_details_.size() >= kMaxMismatchDetails) break;
+    mismatch_details_.push_back({c, seq, {}});
+  }
+}
+
+Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+  const TraceSet& set = table_.set();
+  RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
+  int64_t prev_end = kNever;
+  auto visit = [&](const trace::OpRecord& op) {
+    auto it = set.comm_index.find(op.comm_id);
+    if (it == set.comm_index.end()) return;
+    const OpTimes t = op_times(rank, op);
+    if (t.arrival == kNever) return;
+    const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
+    const int64_t gap_start = prev_end;
+    if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+    if (p2p) return;
+    const int ci = it->second;
+    for (auto& md : mismatch_details_) {
+      if (md.comm == ci && md.seq == op.seq) {
+        md.calls.push_back({rank.rank, op.op, op.dtype, op.count, op.peer});
+      }
+    }
+    const CommInfo& comm = set.comms[static_cast<size_t>(ci)];
+    const GroupAgg* g = table_.group(ci, op.seq);
+    if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
+    if (gap_start == kNever || t.arrival < gap_start || g->gaps < comm.present) return;
+    const double gap = static_cast<double>(t.arrival - gap_start);
+    const double others = (static_cast<double>(g->gap_sum) - gap) / (g->gaps - 1);
+    const double excess = gap - others;
+    Lateness& l = rl.comm(ci);
+    ++l.groups;
+    l.gap_sum += gap;
+    l.excess_sum += excess;
+    l.excess_sq_sum += excess * excess;
+    if (excess > 0) ++l.excess_positive;
+    l.wait_ns += static_cast<double>(g->max_arrival - t.arrival);
+    if (g->last_rank == rank.rank) {
+      ++l.last;
+      const double margin = static_cast<double>(g->max_arrival - std::max(g->second_arrival, g->min_arrival));
+      // Others waited `margin` for us; our own excess is what we added to it.
+      l.cost_ns += std::clamp(excess, 0.0, margin);
+    }
+  };
+  Status st = reader.for_each_op_batch(batch, [&](std::span<const trace::OpRecord> ops) {
+    for (const auto& op : ops) visit(op);
+    records_ += ops.size();
+    return true;
+  });
+  for (const auto& op : rank.pending) {
+    auto it = set.comm_index.find(op.comm_id);
+    if (it == set.comm_index.end()) continue;
+    for (auto& md : mismatch_details_) {
+      if (md.comm == it->second && md.seq == op.seq) {
+        bool seen = false;
+        for (const auto& c : md.calls) seen = seen || c.rank == rank.rank;
+        if (!seen) md.calls.push_back({rank.rank, op.op, op.dtype, op.count, op.peer});
+      }
+    }
+  }
+  rl.total = {};
+  for (const auto& [c, l] : rl.per_comm) rl.total.add(l);
+  return st;
+}
+
+double RankStatsPass::median_gap_cv() const {
+  std::vector<double> cvs;
+  const TraceSet& set = table_.set();
+  for (const auto& c : set.comms) {
+    if (c.present < 2) continue;
+    const auto& groups = table_.comms()[static_cast<size_t>(c.index)].groups;
+    for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
+      const GroupAgg& g = groups[s];
+      if (g.gaps < 2 || g.gap_sum <= 0) continue;
+      const double n = g.gaps;
+      const double mean = static_cast<double>(g.gap_sum) / n;
+      const double var = std::max(0.0, g.gap_sq_sum / n - mean * mean);
+      cvs.push_back(std::sqrt(var) / mean);
+    }
+  }
+  if (cvs.empty()) return 0;
+  std::nth_element(cvs.begin(), cvs.begin() + static_cast<long>(cvs.size() / 2), cvs.end());
+  return cvs[cvs.size() / 2];
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,75 @@
+// The analysis result: what `--json` writes (schema "ringside.report/1", see
+// docs/report-format.md) and what the terminal summary renders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "clock/clock_align.h"
+
+namespace ringside::analysis {
+
+inline constexpr const char* kReportSchema = "ringside.report/1";
+
+struct Finding {
+  std::string kind;     // straggler imbalance slow_link hang desync gpu_health missing_trace
+  std::string subkind;  // hangs: missing_rank all_stuck gpu_stall dead_rank; others: detail
+  std::vector<int64_t> ranks;
+  std::vector<std::string> nodes;
+  std::optional<uint64_t> comm;  // comm id
+  std::string comm_label;
+  std::optional<uint64_t> seq;
+  double severity = 0;    // [0,1]
+  double confidence = 0;  // [0,1]
+  std::string evidence;   // one or two sentences
+  double cost_s = 0;      // time it cost the job (what-if), 0 if not a slowdown
+  std::string next_command;
+  nlohmann::json extra = nlohmann::json::object();  // kind-specific fields
+};
+
+struct CauseSaving {
+  size_t finding = 0;  // index into findings
+  std::string cause;   // "straggler rank 5"
+  double saved_s = 0;
+  double fraction = 0;  // of the actual time
+};
+
+struct RankSaving {
+  int64_t rank = 0;
+  double saved_s = 0;
+};
+
+struct WhatIf {
+  double actual_s = 0;
+  double ideal_s = 0;
+  std::vector<CauseSaving> per_cause;
+  std::vector<RankSaving> per_rank;
+};
+
+struct Report {
+  std::string job;
+  std::string dir;
+  int64_t ranks = 0;
+  std::vector<std::string> nodes;
+  std::string verdict = "healthy";  // healthy | degraded | hung
+  std::vector<Finding> findings;    // ranked by impact (hangs first, then time cost)
+  WhatIf what_if;
+  ClockAlignment clock;
+  std::vector<std::string> warnings;
+  std::vector<int64_t> missing_ranks;
+  bool simulated = false;
+  uint64_t records = 0;
+  double analysis_seconds = 0;
+  nlohmann::json extra = nlohmann::json::object();  // diagnostics (top late ranks ...)
+};
+
+// Sorts findings by impact and sets the verdict.
+void rank_findings_and_set_verdict(Report& report);
+// 0 healthy, 1 findings.
+int exit_code(const Report& report);
+
+}  // namespace ringside::analysis

@@ -1,0 +1,351 @@
+#include "synth/synth_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "ringside/bandwidth.h"
+
+namespace ringside::analysis::synth {
+namespace {
+
+using trace::OpKind;
+using trace::OpRecord;
+
+constexpr int kFloat32 = 7;  // ncclFloat32
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kStartNs = 2'000 * kMs;        // processes start within the first 2 s
+constexpr int64_t kKillAfterHangNs = 120'000 * kMs;  // a hung job is killed 2 minutes later
+constexpr uint64_t kWorldSeqNever = ~0ull;
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+OpRecord base_record(OpKind op, uint64_t comm_id, uint64_t seq, uint64_t bytes) {
+  OpRecord r{};
+  r.comm_id = comm_id;
+  r.seq = seq;
+  r.op = static_cast<uint8_t>(op);
+  r.dtype = kFloat32;
+  r.count = bytes / 4;
+  r.bytes = bytes;
+  r.stream = 0x7f0000001000ull;
+  r.peer = -1;
+  r.flags = trace::kFlagDeviceTimed;
+  r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
+  return r;
+}
+
+// Host side of an op: the application enqueues it a little before the device
+// reaches it and the call returns quickly (NCCL is asynchronous).
+void set_times(OpRecord& r, int64_t dev_start, int64_t dev_end) {
+  r.t_enter_ns = dev_start - 40'000;
+  r.t_exit_ns = dev_start - 28'000;
+  r.t_dev_start_ns = dev_start;
+  r.t_dev_end_ns = dev_end;
+}
+
+}  // namespace
+
+SynthModel::SynthModel(const SynthSpec& spec) : spec_(spec) {
+  const int n = spec_.ranks;
+  ranks_per_node_ = n / spec_.nodes;
+  stage_size_ = n / spec_.pp;
+  comms_of_.assign(static_cast<size_t>(n), {});
+  tp_comm_.assign(static_cast<size_t>(n), -1);
+  dp_comm_.assign(static_cast<size_t>(n), -1);
+  pp_comm_.assign(static_cast<size_t>(n), -1);
+
+  auto add_comm = [&](std::vector<int> members, uint64_t tag, int color, uint32_t ordinal) {
+    SynthComm c;
+    c.id = mix(spec_.seed * 1315423911ull ^ mix(tag));
+    c.parent = comms_.empty() ? 0 : comms_[0].id;
+    c.color = color;
+    c.ordinal = ordinal;
+    c.origin = comms_.empty() ? trace::CommOrigin::kInitRank : trace::CommOrigin::kSplit;
+    for (int m : members) {
+      int node = m / ranks_per_node_;
+      if (std::find(c.nodes.begin(), c.nodes.end(), node) == c.nodes.end()) c.nodes.push_back(node);
+    }
+    c.members = std::move(members);
+    int index = static_cast<int>(comms_.size());
+    for (int m : c.members) comms_of_[static_cast<size_t>(m)].push_back(index);
+    comms_.push_back(std::move(c));
+    return index;
+  };
+
+  std::vector<int> all(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
+  world_ = add_comm(all, 1, -1, 0);
+
+  const int tp = spec_.tp, pp = spec_.pp, dp = n / (tp * pp);
+  if (tp > 1) {
+    for (int g = 0; g < n / tp; ++g) {
+      std::vector<int> m;
+      for (int i = 0; i < tp; ++i) m.push_back(g * tp + i);
+      int c = add_comm(m, 100 + static_cast<uint64_t>(g), g, 0);
+      for (int r : m) tp_comm_[static_cast<size_t>(r)] = c;
+    }
+  }
+  if (dp > 1 && (tp > 1 || pp > 1)) {
+    for (int s = 0; s < pp; ++s) {
+      for (int t = 0; t < tp; ++t) {
+        std::vector<int> m;
+        for (int d = 0; d < dp; ++d) m.push_back(s * stage_size_ + d * tp + t);
+        int color = s * tp + t;
+        int c = add_comm(m, 1'000'000 + static_cast<uint64_t>(color), color, 1);
+        for (int r : m) dp_comm_[static_cast<size_t>(r)] = c;
+      }
+    }
+  } else if (dp > 1) {
+    for (int r = 0; r < n; ++r) dp_comm_[static_cast<size_t>(r)] = world_;
+  }
+  if (pp > 1) {
+    for (int q = 0; q < stage_size_; ++q) {
+      std::vector<int> m;
+      for (int s = 0; s < pp; ++s) m.push_back(s * stage_size_ + q);
+      int c = add_comm(m, 2'000'000 + static_cast<uint64_t>(q), q, 2);
+      for (int r : m) pp_comm_[static_cast<size_t>(r)] = c;
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    auto add_unique = [](std::vector<int>& v, int c) {
+      if (c >= 0 && (v.empty() || v.back() != c) &&
+          std::find(v.begin(), v.end(), c) == v.end()) {
+        v.push_back(c);
+      }
+    };
+    add_unique(tp_list_, tp_comm_[static_cast<size_t>(r)]);
+    add_unique(dp_list_, dp_comm_[static_cast<size_t>(r)]);
+  }
+  chunks_per_step_ = (tp > 1 ? spec_.tp_ops : 0) + (pp > 1 ? 1 : 0) +
+                     (dp > 1 ? static_cast<int>(spec_.buckets.size()) : 0) + 1;
+}
+
+double SynthModel::uniform(uint64_t a, uint64_t b, uint64_t c) const {
+  uint64_t h = mix(mix(mix(spec_.seed ^ 0x5eedull) ^ a) ^ (b * 0x100000001b3ull) ^ (c << 17));
+  return (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;
+}
+
+double SynthModel::gauss(uint64_t a, uint64_t b, uint64_t c) const {
+  double u1 = uniform(a, b, c * 2 + 0), u2 = uniform(a, b, c * 2 + 1);
+  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+}
+
+int64_t SynthModel::clock_offset_ns(int node) const {
+  if (spec_.clock_offset_ms <= 0) return 0;
+  double u = uniform(0xc10c, static_cast<uint64_t>(node), 0) * 2 - 1;
+  return static_cast<int64_t>(u * spec_.clock_offset_ms * 1e6);
+}
+
+int64_t SynthModel::process_start_ns(int rank) const {
+  return static_cast<int64_t>(uniform(0x57a7, static_cast<uint64_t>(rank), 0) * 50.0 * 1e6);
+}
+
+double SynthModel::gpu_factor(int rank) const {
+  double f = 1;
+  for (const Fault& x : spec_.faults) {
+    if ((x.kind == FaultKind::kStraggler || x.kind == FaultKind::kThrottle) && x.rank == rank) {
+      f *= x.factor;
+    }
+  }
+  return f;
+}
+
+int64_t SynthModel::chunk_ns(int rank, int step, int slot) const {
+  double f = gpu_factor(rank);
+  for (const Fault& x : spec_.faults) {
+    if (x.kind == FaultKind::kHeavyStage && stage_of(rank) == x.stage) f *= x.factor;
+    if (x.kind == FaultKind::kImbalanceData) {
+      // The batch's size varies per step and rank: an exponential tail, so a
+      // different rank is the slowest in each step.
+      double u = uniform(0xda7a, static_cast<uint64_t>(rank), static_cast<uint64_t>(step));
+      f *= 1 + x.amount * std::min(-std::log(u), 4.0) / 2;
+    }
+  }
+  double base = spec_.compute_ms * 1e6 / chunks_per_step_;
+  double j = 1 + spec_.jitter * gauss(static_cast<uint64_t>(rank), static_cast<uint64_t>(step),
+                                      static_cast<uint64_t>(slot));
+  return static_cast<int64_t>(base * f * std::max(j, 0.2));
+}
+
+double SynthModel::link_factor(const std::vector<int>& nodes) const {
+  if (nodes.size() < 2) return 1;
+  double f = 1;
+  auto has = [&](const std::string& name) {
+    for (int n : nodes) {
+      if (node_name(n) == name) return true;
+    }
+    return false;
+  };
+  for (const Fault& x : spec_.faults) {
+    if (x.kind == FaultKind::kSlowNic && has(x.node)) f = std::max(f, x.factor);
+    if (x.kind == FaultKind::kSlowPair && has(x.node) && has(x.node_b)) f = std::max(f, x.factor);
+  }
+  return f;
+}
+
+int64_t SynthModel::transfer_ns(const SynthComm& c, OpKind op, uint64_t bytes, int step,
+                                uint64_t seq) const {
+  const bool intra = c.nodes.size() < 2;
+  double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / link_factor(c.nodes);
+  double lat = (intra ? spec_.intra_latency_us : spec_.inter_latency_us) * 1e3;
+  int n = static_cast<int>(c.members.size());
+  double t = lat * std::log2(std::max(n, 2)) +
+             static_cast<double>(bytes) * bus_bw_factor(op, n) / (bw * 1e9) * 1e9;
+  double j = 1 + 0.01 * gauss(c.id, static_cast<uint64_t>(step), seq);
+  return static_cast<int64_t>(t * std::max(j, 0.5));
+}
+
+int64_t SynthModel::p2p_ns(int a, int b, uint64_t bytes, int step) const {
+  std::vector<int> nodes{node_of(a)};
+  if (node_of(b) != node_of(a)) nodes.push_back(node_of(b));
+  const bool intra = nodes.size() < 2;
+  double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / link_factor(nodes);
+  double lat = (intra ? spec_.intra_latency_us : spec_.inter_latency_us) * 1e3;
+  double t = lat + static_cast<double>(bytes) / (bw * 1e9) * 1e9;
+  double j = 1 + 0.01 * gauss(static_cast<uint64_t>(a) * 65536 + static_cast<uint64_t>(b),
+                              static_cast<uint64_t>(step), 7);
+  return static_cast<int64_t>(t * std::max(j, 0.5));
+}
+
+const Fault* SynthModel::hang_fault() const {
+  for (const Fault& x : spec_.faults) {
+    switch (x.kind) {
+      case FaultKind::kStop: case FaultKind::kAllStuck: case FaultKind::kStall:
+      case FaultKind::kDesync: case FaultKind::kCrash: return &x;
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int step, int slot) {
+  SynthComm& c = comms_[static_cast<size_t>(ci)];
+  const uint64_t seq = c.seq++;
+  int64_t last = 0;
+  std::vector<int64_t> arrival(c.members.size());
+  for (size_t i = 0; i < c.members.size(); ++i) {
+    int r = c.members[i];
+    arrival[i] = t_[static_cast<size_t>(r)] + chunk_ns(r, step, static_cast<uint64_t>(slot));
+    last = std::max(last, arrival[i]);
+  }
+  const Fault* hf = hang_fault();
+  const bool hang_here = hf != nullptr && ci == world_ && static_cast<int64_t>(seq) == hf->op;
+  if (hang_here) {
+    hung_ = true;
+    int64_t latest = 0;
+    for (size_t i = 0; i < c.members.size(); ++i) {
+      int r = c.members[i];
+      RankEnd& e = ends_[static_cast<size_t>(r)];
+      OpRecord rec = base_record(op, c.id, seq, bytes);
+      rec.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
+      set_times(rec, arrival[i], trace::kUnknownTime);
+      bool culprit = hf->rank == r;
+      if (culprit && (hf->kind == FaultKind::kStop || hf->kind == FaultKind::kCrash)) {
+        e.crashed = hf->kind == FaultKind::kCrash;
+        e.last_flush_ns = arrival[i];  // a crash ends its flushes; a stop keeps flushing
+        continue;
+      }
+      if (culprit && hf->kind == FaultKind::kStall) rec.t_dev_start_ns = trace::kUnknownTime;
+      if (culprit && hf->kind == FaultKind::kDesync) {
+        rec.count *= 2;
+        rec.bytes *= 2;
+      }
+      e.pending.push_back(rec);
+      latest = std::max(latest, arrival[i]);
+    }
+    job_end_ns_ = std::max(latest, last) + kKillAfterHangNs;
+    for (size_t r = 0; r < ends_.size(); ++r) {
+      if (!ends_[r].crashed) {
+        ends_[r].last_flush_ns = job_end_ns_;
+        ends_[r].killed = true;
+      }
+    }
+    return false;
+  }
+  const int64_t end = last + transfer_ns(c, op, bytes, step, seq);
+  for (size_t i = 0; i < c.members.size(); ++i) {
+    int r = c.members[i];
+    OpRecord rec = base_record(op, c.id, seq, bytes);
+    set_times(rec, arrival[i], end);
+    sink.op(r, rec);
+    t_[static_cast<size_t>(r)] = end;
+  }
+  return true;
+}
+
+void SynthModel::run(OpSink& sink) {
+  const int n = spec_.ranks;
+  for (auto& c : comms_) c.seq = 0;
+  ends_.assign(static_cast<size_t>(n), {});
+  step_starts_.clear();
+  hung_ = false;
+  t_.assign(static_cast<size_t>(n), 0);
+  for (int r = 0; r < n; ++r) t_[static_cast<size_t>(r)] = kStartNs + process_start_ns(r);
+  send_seq_.assign(static_cast<size_t>(n), 0);
+  recv_seq_.assign(static_cast<size_t>(n), 0);
+  const int pp = spec_.pp;
+  std::vector<int64_t> send_arrival(static_cast<size_t>(n), 0);
+
+  for (int step = 0; step < spec_.steps; ++step) {
+    step_starts_.push_back(*std::min_element(t_.begin(), t_.end()));
+    int slot = 0;
+    // Tensor-parallel all-reduces inside the layers.
+    if (spec_.tp > 1) {
+      for (int k = 0; k < spec_.tp_ops; ++k, ++slot) {
+        for (int c : tp_list_) {
+          if (!collective(sink, c, OpKind::kAllReduce, spec_.tp_bytes, step, slot)) return;
+        }
+      }
+    }
+    // Pipeline: stage s receives from s-1, computes its part, sends to s+1.
+    if (pp > 1) {
+      for (int s = 0; s < pp; ++s) {
+        for (int q = 0; q < stage_size_; ++q) {
+          int r = s * stage_size_ + q;
+          int64_t& t = t_[static_cast<size_t>(r)];
+          const SynthComm& pc = comms_[static_cast<size_t>(pp_comm_[static_cast<size_t>(r)])];
+          if (s > 0) {
+            int src = r - stage_size_;
+            int64_t sa = send_arrival[static_cast<size_t>(src)];
+            int64_t end = std::max(sa, t) + p2p_ns(src, r, spec_.pp_bytes, step);
+            OpRecord send = base_record(OpKind::kSend, pc.id, pc.seq, spec_.pp_bytes);
+            send.peer = s;
+            send.peer_seq = send_seq_[static_cast<size_t>(src)]++;
+            set_times(send, sa, end);
+            OpRecord recv = base_record(OpKind::kRecv, pc.id, pc.seq, spec_.pp_bytes);
+            recv.peer = s - 1;
+            recv.peer_seq = recv_seq_[static_cast<size_t>(r)]++;
+            set_times(recv, t, end);
+            sink.op(r, recv);
+            sink.op(src, send);
+            t_[static_cast<size_t>(src)] = end;
+            t = end;
+          }
+          t += chunk_ns(r, step, static_cast<uint64_t>(slot));
+          send_arrival[static_cast<size_t>(r)] = t;
+        }
+      }
+      ++slot;
+    }
+    // Gradient buckets on the data-parallel communicator.
+    for (size_t b = 0; b < spec_.buckets.size(); ++b, ++slot) {
+      for (int c : dp_list_) {
+        if (!collective(sink, c, OpKind::kAllReduce, spec_.buckets[b], step, slot)) return;
+      }
+    }
+    // The loss/metrics all-reduce on the world communicator.
+    if (spec_.tp > 1 || pp > 1 || dp_comm_[0] < 0) {
+      if (!collective(sink, world_, OpKind::kAllReduce, 8, step, slot)) return;
+    }
+  }
+  job_end_ns_ = *std::max_element(t_.begin(), t_.end()) + 5 * kMs;
+  for (auto& e : ends_) e.last_flush_ns = job_end_ns_;
+}
+
+}  // namespace ringside::analysis::synth

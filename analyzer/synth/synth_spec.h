@@ -1,0 +1,78 @@
+// What `ringside synth` generates: job shape, network model and injected faults.
+// Parsed from CLI flags; every value is validated with a message naming the flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ringside/status.h"
+
+namespace ringside::analysis::synth {
+
+enum class FaultKind {
+  kStraggler,      // rank=R factor=F: its compute takes F times longer
+  kThrottle,       // rank=R factor=F: as straggler, and NVML shows thermal throttling
+  kImbalanceData,  // amount=A: per step, each rank's work varies by up to A (moves with the data)
+  kHeavyStage,     // stage=S factor=F: pipeline stage S has F times more work
+  kSlowNic,        // node=N factor=F: inter-node bandwidth of node N divided by F
+  kSlowPair,       // a=N1 b=N2 factor=F: bandwidth between N1 and N2 divided by F
+  kStop,           // rank=R op=N: R never enters world op N; the others wait there
+  kAllStuck,       // op=N: every rank enters world op N, none completes
+  kStall,          // rank=R op=N: R enqueues world op N but its GPU never starts it
+  kDesync,         // rank=R op=N: R calls world op N with a different count; the job hangs
+  kCrash,          // rank=R op=N: R dies before world op N (its trace ends); the others wait
+  kMissing,        // rank=R: no trace file for R
+  kXid,            // rank=R code=C step=S: an XID event
+  kEcc,            // rank=R step=S: uncorrectable ECC errors and a remapped row appear
+};
+
+struct Fault {
+  FaultKind kind = FaultKind::kStraggler;
+  int rank = -1;
+  std::string node;    // slow_nic node, slow_pair first end
+  std::string node_b;  // slow_pair second end
+  double factor = 1;
+  double amount = 0;
+  int64_t op = -1;
+  int stage = -1;
+  int64_t code = 79;
+  int64_t step = 0;
+};
+
+struct SynthSpec {
+  std::string out_dir;
+  std::string job_id = "synth";
+  int ranks = 8;
+  int nodes = 2;
+  int steps = 50;
+  int tp = 1;                   // tensor-parallel group size (consecutive ranks)
+  int pp = 1;                   // pipeline stages (contiguous blocks of ranks)
+  std::vector<uint64_t> buckets{25ull << 20, 25ull << 20, 25ull << 20, 12ull << 20};
+  int tp_ops = 4;               // tensor-parallel all-reduces per step
+  uint64_t tp_bytes = 8ull << 20;
+  uint64_t pp_bytes = 16ull << 20;
+  double compute_ms = 60;       // per step and rank, before faults
+  double jitter = 0.02;         // relative standard deviation of compute chunks
+  double intra_gbps = 150;      // bus bandwidth inside a node, GB/s
+  double inter_gbps = 20;       // bus bandwidth between nodes, GB/s
+  double intra_latency_us = 5;
+  double inter_latency_us = 15;
+  double clock_offset_ms = 0;   // node clocks differ by up to this much
+  double sample_hz = 2;         // GPU counter samples per second
+  uint64_t seed = 1;
+  size_t chunk_records = 2048;  // HDF5 chunk size of the written traces
+  int writer_batch = 256;       // ranks written at once (bounds memory)
+  std::vector<Fault> faults;
+};
+
+// "kind:key=value,key=value", e.g. "straggler:rank=5,factor=1.2".
+Result<Fault> parse_fault(std::string_view text);
+const char* fault_kind_name(FaultKind kind);
+// Cross-checks (ranks divisible by nodes, tp*pp divides ranks, fault ranks in range...).
+Status validate(const SynthSpec& spec);
+// "node<k>" for k = 1..nodes, the same names simrun gives.
+std::string node_name(int node_index);
+
+}  // namespace ringside::analysis::synth

@@ -1,0 +1,22 @@
+# End-to-end scenarios on the sim: simrun + `ringside run` + train_example, then
+# `ringside analyze --json`, asserted by scripts in e2e/.  Registered only when
+# the pieces exist (the sim's simrun, the probe's launcher, the example).
+function(ringside_add_e2e_scenario name)
+  cmake_parse_arguments(E "" "RANKS;NODES;CLUSTER;EXPECT;TIMEOUT" "ARGS" ${ARGN})
+  if(NOT E_TIMEOUT)
+    set(E_TIMEOUT 25)
+  endif()
+  add_test(NAME analyzer_e2e_${name}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_scenario.py
+      --bin-dir ${CMAKE_BINARY_DIR}/bin --sim-lib-dir ${RINGSIDE_SIM_LIB_DIR}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e_${name}
+      --ranks ${E_RANKS} --nodes ${E_NODES} --cluster "${E_CLUSTER}" --expect "${E_EXPECT}" --timeout ${E_TIMEOUT}
+      -- ${E_ARGS})
+  set_tests_properties(analyzer_e2e_${name} PROPERTIES TIMEOUT 300 LABELS "analyzer;e2e")
+endfunction()
+
+if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
+  include(${CMAKE_CURRENT_SOURCE_DIR}/e2e/scenarios.cmake OPTIONAL)
+else()
+  message(STATUS "ringside: analyzer end-to-end scenarios need simrun, train_example and ringside_launcher; not registered yet")
+endif()

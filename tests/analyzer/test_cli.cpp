@@ -1,0 +1,137 @@
+// The `ringside` executable: exit codes 0/1/2 and clear messages on stderr.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "synth/synth_writer.h"
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+void synth_into(const std::string& dir, const std::string& job, std::vector<std::string> faults = {}) {
+  auto spec = small_spec(dir);
+  spec.job_id = job;
+  spec.steps = 10;
+  for (const auto& f : faults) spec.faults.push_back(*synth::parse_fault(f));
+  auto w = synth::write_synth_traces(spec);
+  ASSERT_TRUE(w.ok()) << w.message();
+}
+
+TEST(Cli, HealthyExitsZeroAndWritesTheReportContract) {
+  TempDir dir("cli-healthy");
+  const std::string json = dir.path() + "/report.json";
+  auto r = run_cli({"synth", "-o", dir.path() + "/t", "-n", "8", "-N", "2", "--steps", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"analyze", dir.path() + "/t", "--json", json, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("verdict: HEALTHY"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "ringside.report/1");
+  EXPECT_EQ(j["verdict"], "healthy");
+  EXPECT_EQ(j["ranks"], 8);
+  EXPECT_EQ(j["nodes"], (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_TRUE(j["findings"].is_array());
+  EXPECT_TRUE(j["what_if"].is_object());
+  EXPECT_EQ(j["job"], "synth");
+}
+
+TEST(Cli, FindingsExitOneWithEveryContractField) {
+  TempDir dir("cli-findings");
+  auto r = run_cli({"synth", "-o", dir.path() + "/t", "--steps", "30", "--fault", "stop:rank=3,op=40"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"analyze", dir.path() + "/t", "--json", "-"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "hung");
+  ASSERT_FALSE(j["findings"].empty());
+  const auto& f = j["findings"][0];
+  for (const char* key : {"kind", "subkind", "ranks", "nodes", "comm", "seq", "severity", "confidence", "evidence"}) {
+    EXPECT_TRUE(f.contains(key)) << key;
+  }
+  EXPECT_EQ(f["ranks"], std::vector<int>{3});
+  EXPECT_EQ(f["seq"], 40);
+  EXPECT_GE(f["severity"].get<double>(), 0.0);
+  EXPECT_LE(f["confidence"].get<double>(), 1.0);
+  EXPECT_NE(r.out.find("ringside.report/1"), std::string::npos);
+}
+
+TEST(Cli, NotADirectory) {
+  auto r = run_cli({"analyze", "/nonexistent/traces"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, DirectoryWithoutTraces) {
+  TempDir dir("cli-empty");
+  auto r = run_cli({"analyze", dir.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no ringside trace files"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MixedJobs) {
+  TempDir dir("cli-mixed");
+  synth_into(dir.path() + "/a", "jobA");
+  synth_into(dir.path() + "/b", "jobB");
+  fs::copy_file(dir.path() + "/b/ringside-jobB-r000001.h5", dir.path() + "/a/ringside-jobB-r000001.h5");
+  auto r = run_cli({"analyze", dir.path() + "/a"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("more than one job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("jobB"), std::string::npos) << r.err;
+}
+
+TEST(Cli, IncompatibleSchemaVersion) {
+  TempDir dir("cli-schema");
+  synth_into(dir.path(), "job");
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    hid_t f = H5Fopen(e.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    ASSERT_GE(a, 0);
+    int64_t v = 99;
+    ASSERT_GE(H5Awrite(a, H5T_NATIVE_INT64, &v), 0);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  auto r = run_cli({"analyze", dir.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("99"), std::string::npos) << r.err;
+}
+
+TEST(Cli, CorruptFileIsNamedAndTheRestAnalyzed) {
+  TempDir dir("cli-corrupt");
+  synth_into(dir.path(), "job");
+  const std::string victim = dir.path() + "/ringside-job-r000002.h5";
+  fs::resize_file(victim, 2000);
+  auto r = run_cli({"analyze", dir.path(), "--json", dir.path() + "/r.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a missing_trace finding for the unreadable rank
+  EXPECT_NE(r.err.find("ringside-job-r000002.h5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning"), std::string::npos) << r.err;
+  std::ifstream in(dir.path() + "/r.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["missing_ranks"], std::vector<int>{2});
+  EXPECT_EQ(j["findings"][0]["kind"], "missing_trace");
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_cli({}).exit_code, 2);
+  EXPECT_EQ(run_cli({"analyze"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"analyze", "/tmp", "--bogus"}).exit_code, 2);
+  auto r = run_cli({"synth", "-o", "/tmp/ringside-never", "--fault", "straggler:rank=1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("factor"), std::string::npos) << r.err;
+  r = run_cli({"synth", "-o", "/tmp/ringside-never", "--buckets", "12x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--buckets"), std::string::npos) << r.err;
+  EXPECT_EQ(run_cli({"analyze", "--help"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test

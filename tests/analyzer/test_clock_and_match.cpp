@@ -1,0 +1,136 @@
+// Units: clock alignment, op matching, lateness, GPU summaries, link classes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "clock/clock_align.h"
+#include "load/gpu_summary.h"
+#include "match/group_table.h"
+#include "match/rank_stats.h"
+#include "ringside/trace_reader.h"
+#include "synth/synth_model.h"
+#include "synth/synth_writer.h"
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+
+TraceSet load(const std::string& dir) {
+  Progress quiet(false);
+  auto s = load_trace_set(dir, LoadOptions{}, quiet);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return s.ok() ? std::move(s.value()) : TraceSet{};
+}
+
+TEST(ClockAlign, RecoversNodeOffsetsWithinHalfAMillisecond) {
+  TempDir dir("clock");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 32;
+  spec.nodes = 8;
+  spec.clock_offset_ms = 50;
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  TraceSet set = load(dir.path());
+  ClockAlignment a = align_clocks(set);
+  ASSERT_TRUE(a.aligned);
+  synth::SynthModel model(spec);
+  const double ref = model.clock_offset_ns(0) / 1e6;
+  ASSERT_EQ(a.nodes.size(), 8u);
+  double largest = 0;
+  for (int n = 0; n < 8; ++n) {
+    const double truth = model.clock_offset_ns(n) / 1e6 - ref;
+    largest = std::max(largest, std::abs(truth));
+    EXPECT_NEAR(a.nodes[static_cast<size_t>(n)].offset_ms, truth, 0.5) << "node" << n + 1;
+  }
+  EXPECT_GT(largest, 10.0);  // the test really had offsets to find
+}
+
+TEST(ClockAlign, RobustToAStragglerAndAHang) {
+  TempDir dir("clock-robust");
+  auto spec = small_spec(dir.path());
+  spec.clock_offset_ms = 40;
+  spec.faults = {*synth::parse_fault("straggler:rank=1,factor=2"), *synth::parse_fault("stop:rank=6,op=60")};
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  TraceSet set = load(dir.path());
+  ClockAlignment a = align_clocks(set);
+  synth::SynthModel model(spec);
+  EXPECT_NEAR(a.nodes[1].offset_ms, (model.clock_offset_ns(1) - model.clock_offset_ns(0)) / 1e6, 0.5);
+}
+
+TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
+  TempDir dir("match");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 8;
+  spec.nodes = 2;
+  spec.tp = 2;
+  spec.pp = 2;
+  spec.faults = {*synth::parse_fault("straggler:rank=3,factor=1.3")};
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  TraceSet set = load(dir.path());
+  align_clocks(set);
+  GroupTable table(set);
+  for (const auto& ri : set.ranks) {
+    auto r = trace::TraceReader::open(ri.path);
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(table.add_rank(ri, *r.value(), 100).ok());
+  }
+  table.finalize();
+  size_t groups = 0;
+  for (const auto& c : set.comms) {
+    for (const auto& g : table.comms()[static_cast<size_t>(c.index)].groups) {
+      EXPECT_TRUE(g.complete(c.present));
+      EXPECT_FALSE(g.mismatch);
+      ++groups;
+    }
+  }
+  EXPECT_GT(groups, 100u);
+  EXPECT_EQ(table.unmatched_p2p(), 0u);
+  EXPECT_EQ(table.p2p().size(), 4u);  // stage 0 -> stage 1, one pair per pipeline comm
+  RankStatsPass stats(table);
+  for (const auto& ri : set.ranks) {
+    auto r = trace::TraceReader::open(ri.path);
+    ASSERT_TRUE(stats.add_rank(ri, *r.value(), 64).ok());
+  }
+  // The straggler's gaps exceed its peers'; its victims wait longest but are not late.
+  const Lateness& slow = stats.ranks()[3].total;
+  EXPECT_GT(slow.t_stat(), 10);
+  EXPECT_GT(slow.positive_fraction(), 0.9);
+  for (int r : {0, 1, 2, 4, 5, 6, 7}) {
+    EXPECT_LT(stats.ranks()[static_cast<size_t>(r)].total.mean_excess(), 0.2 * slow.mean_excess()) << r;
+  }
+  EXPECT_GT(stats.ranks()[2].total.wait_ns, slow.wait_ns);  // its TP partner waits for it
+}
+
+TEST(GpuSummary, CountsSlowdownsAndCounterGrowth) {
+  std::vector<trace::SampleRecord> s(10);
+  for (size_t i = 0; i < s.size(); ++i) {
+    s[i].valid = 0x1ff;
+    s[i].sm_clock_mhz = i < 5 ? 1980 : 1200;
+    s[i].clock_event_reasons = i < 5 ? 0x1 : 0x40;  // idle is not a slowdown
+    s[i].ecc_uncorrected = i < 8 ? 0 : 3;
+    s[i].remapped_rows = i < 8 ? 2 : 3;
+  }
+  GpuSummary g = summarize_samples(s);
+  EXPECT_DOUBLE_EQ(g.slowdown_fraction(), 0.5);
+  EXPECT_EQ(g.slowdown_reasons, 0x40u);
+  EXPECT_EQ(g.ecc_uncorrected_last, 3u);
+  EXPECT_EQ(g.remapped_first, 2u);
+  EXPECT_EQ(g.remapped_last, 3u);
+  EXPECT_EQ(slowdown_reason_names(0x40 | 0x20), "SW thermal slowdown, HW thermal slowdown");
+}
+
+TEST(Lateness, TStatistic) {
+  Lateness l;
+  for (int i = 0; i < 100; ++i) {
+    const double e = (i % 2 ? 1.0 : -1.0);
+    l.groups++;
+    l.excess_sum += e;
+    l.excess_sq_sum += e * e;
+  }
+  EXPECT_NEAR(l.t_stat(), 0.0, 1e-9);
+  l.excess_sum += 50;  // shift the mean
+  EXPECT_GT(l.t_stat(), 3.0);
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test

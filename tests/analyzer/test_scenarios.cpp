@@ -1,0 +1,216 @@
+// Synth-based scenarios: one per fault kind, asserting the verdict, the
+// finding kind and the exact ranks / nodes / comm / seq; healthy seeds give
+// no finding; a 1024-rank job with 50 ms node clock offsets finds the same culprits.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+using Ranks = std::vector<int64_t>;
+using Nodes = std::vector<std::string>;
+
+class Healthy : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(Healthy, NoFindings) {
+  TempDir dir("healthy");
+  Report r = synth_and_analyze(small_spec(dir.path(), GetParam()));
+  EXPECT_EQ(r.verdict, "healthy");
+  for (const auto& f : r.findings) ADD_FAILURE() << f.kind << ": " << f.evidence;
+  EXPECT_EQ(exit_code(r), 0);
+}
+
+TEST_P(Healthy, NoFindingsWithTensorAndPipelineParallel) {
+  TempDir dir("healthy-3d");
+  auto spec = small_spec(dir.path(), GetParam());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  spec.pp = 2;
+  Report r = synth_and_analyze(spec);
+  EXPECT_EQ(r.verdict, "healthy");
+  for (const auto& f : r.findings) ADD_FAILURE() << f.kind << ": " << f.evidence;
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, Healthy, ::testing::Values(1, 2, 3));
+
+TEST(Scenario, StragglerGpu) {
+  TempDir dir("straggler");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"straggler:rank=5,factor=1.2"});
+  EXPECT_EQ(r.verdict, "degraded");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, "straggler");
+  EXPECT_EQ(r.findings[0].ranks, Ranks{5});
+  EXPECT_EQ(r.findings[0].nodes, Nodes{"node2"});
+  EXPECT_EQ(r.findings[0].extra["cause"], "unknown");
+  ASSERT_FALSE(r.what_if.per_rank.empty());
+  EXPECT_EQ(r.what_if.per_rank[0].rank, 5);
+  EXPECT_LT(r.what_if.ideal_s, r.what_if.actual_s);
+}
+
+TEST(Scenario, ThrottledGpuIsAttributedToThrottling) {
+  TempDir dir("throttle");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"throttle:rank=3,factor=1.3"});
+  const Finding* s = find_kind(r, "straggler");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ranks, Ranks{3});
+  EXPECT_EQ(s->extra["cause"], "throttling");
+  const Finding* g = find_kind(r, "gpu_health", "throttling");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->ranks, Ranks{3});
+  EXPECT_EQ(r.findings[0].kind, "straggler");  // ranked by cost
+}
+
+TEST(Scenario, DataDependentImbalanceIsNotAStraggler) {
+  TempDir dir("imbalance");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"imbalance:amount=0.5"});
+  EXPECT_EQ(find_kind(r, "straggler"), nullptr);
+  const Finding* f = find_kind(r, "imbalance", "data_dependent");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GE(f->ranks.size(), 3u);
+}
+
+TEST(Scenario, HeavyPipelineStageIsStructuralImbalance) {
+  TempDir dir("heavy-stage");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 2;
+  spec.tp = 2;
+  spec.pp = 2;
+  Report r = synth_and_analyze(spec, {"heavy_stage:stage=1,factor=1.3"});
+  EXPECT_EQ(find_kind(r, "straggler"), nullptr);
+  const Finding* f = find_kind(r, "imbalance", "structural");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->ranks, (Ranks{8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(f->extra["stage"], 1);
+}
+
+TEST(Scenario, SlowNicOnOneNode) {
+  TempDir dir("slow-nic");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.pp = 4;
+  Report r = synth_and_analyze(spec, {"slow_nic:node=node2,factor=4"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, "slow_link");
+  EXPECT_EQ(r.findings[0].subkind, "nic");
+  EXPECT_EQ(r.findings[0].nodes, Nodes{"node2"});
+  EXPECT_EQ(r.findings[0].ranks, (Ranks{4, 5, 6, 7}));
+}
+
+TEST(Scenario, SlowNodePair) {
+  TempDir dir("slow-pair");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.pp = 4;
+  Report r = synth_and_analyze(spec, {"slow_pair:a=node2,b=node3,factor=4"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, "slow_link");
+  EXPECT_EQ(r.findings[0].subkind, "node_pair");
+  EXPECT_EQ(r.findings[0].nodes, (Nodes{"node2", "node3"}));
+}
+
+void expect_hang(const Report& r, const std::string& kind, const std::string& subkind, Ranks ranks, uint64_t seq) {
+  EXPECT_EQ(r.verdict, "hung");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, kind);
+  EXPECT_EQ(f.subkind, subkind);
+  EXPECT_EQ(f.ranks, ranks);
+  EXPECT_EQ(f.comm_label, "world");
+  ASSERT_TRUE(f.seq.has_value());
+  EXPECT_EQ(*f.seq, seq);
+  EXPECT_EQ(exit_code(r), 1);
+}
+
+TEST(Scenario, RankStopsBeforeOpN) {
+  TempDir dir("stop");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"stop:rank=2,op=57"});
+  expect_hang(r, "hang", "missing_rank", {2}, 57);
+  EXPECT_EQ(r.findings[0].nodes, Nodes{"node1"});
+}
+
+TEST(Scenario, AllStuck) {
+  TempDir dir("all-stuck");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"all_stuck:op=100"});
+  expect_hang(r, "hang", "all_stuck", {0, 1, 2, 3, 4, 5, 6, 7}, 100);
+  EXPECT_EQ(r.findings[0].nodes, (Nodes{"node1", "node2"}));
+}
+
+TEST(Scenario, GpuStall) {
+  TempDir dir("stall");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"stall:rank=6,op=30"});
+  expect_hang(r, "hang", "gpu_stall", {6}, 30);
+}
+
+TEST(Scenario, Desync) {
+  TempDir dir("desync");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"desync:rank=1,op=30"});
+  expect_hang(r, "desync", "", {1}, 30);
+  EXPECT_EQ(find_kind(r, "hang"), nullptr);  // explained by the desync
+}
+
+TEST(Scenario, CrashIsDeadRank) {
+  TempDir dir("crash");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"crash:rank=4,op=30"});
+  expect_hang(r, "hang", "dead_rank", {4}, 30);
+}
+
+TEST(Scenario, MissingTraceFile) {
+  TempDir dir("missing");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"missing:rank=7"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, "missing_trace");
+  EXPECT_EQ(r.findings[0].ranks, Ranks{7});
+  EXPECT_EQ(r.missing_ranks, Ranks{7});
+}
+
+TEST(Scenario, MissingRankThatOthersWaitFor) {
+  TempDir dir("missing-hang");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"missing:rank=3", "stop:rank=3,op=20"});
+  expect_hang(r, "hang", "missing_rank", {3}, 20);
+  EXPECT_NE(find_kind(r, "missing_trace"), nullptr);
+}
+
+TEST(Scenario, XidAndEccAreGpuHealth) {
+  TempDir dir("xid");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"xid:rank=3,code=79,step=10", "ecc:rank=5,step=3"});
+  const Finding* x = find_kind(r, "gpu_health", "xid");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->ranks, Ranks{3});
+  const Finding* e = find_kind(r, "gpu_health", "ecc");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->ranks, Ranks{5});
+  EXPECT_EQ(find_kind(r, "straggler"), nullptr);
+}
+
+// 1024 ranks, 128 nodes, node clocks up to 50 ms apart: same culprits.
+TEST(Scale, ThousandRanksWithClockOffsets) {
+  TempDir dir("scale");
+  synth::SynthSpec spec;
+  spec.out_dir = dir.path();
+  spec.ranks = 1024;
+  spec.nodes = 128;
+  spec.tp = 8;
+  spec.steps = 20;
+  spec.clock_offset_ms = 50;
+  spec.sample_hz = 1;
+  Report r = synth_and_analyze(spec, {"straggler:rank=517,factor=1.2", "stop:rank=901,op=15"});
+  EXPECT_GT(r.clock.max_abs_offset_ms, 20.0);
+  ASSERT_GE(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].kind, "hang");
+  EXPECT_EQ(r.findings[0].subkind, "missing_rank");
+  EXPECT_EQ(r.findings[0].ranks, Ranks{901});
+  EXPECT_EQ(r.findings[0].seq, 15u);
+  const Finding* s = find_kind(r, "straggler");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ranks, Ranks{517});
+  EXPECT_EQ(s->nodes, Nodes{"node65"});
+  EXPECT_EQ(r.findings.size(), 2u);
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
