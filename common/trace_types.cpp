@@ -90,8 +90,10 @@ std::vector<DatasetSpec> build_specs() {
 }  // namespace
 
 const std::vector<DatasetSpec>& dataset_specs() {
-  static const std::vector<DatasetSpec> specs = build_specs();
-  return specs;
+  // Never destroyed: a producer's writer thread may still append while the
+  // process runs its exit handlers, after function statics are torn down.
+  static const auto* specs = new std::vector<DatasetSpec>(build_specs());
+  return *specs;
 }
 
 const DatasetSpec& dataset_spec(const char* name) {

@@ -200,13 +200,13 @@ void xid_loop(Runtime& rt) {
     }
     NvmlEventData data{};
     const NvmlReturn rc = n.event_set_wait(set, &data, kXidWaitMs);
-    if (rc == kNvmlSuccess && (data.event_type & kNvmlEventTypeXidCriticalError)) {
+    if (rc == kNvmlSuccess && (data.eventType & kNvmlEventTypeXidCriticalError)) {
       int ordinal = -1;
       for (int i = 0; i < kMaxDevices; ++i) {
         if (handles[i] != nullptr && handles[i] == data.device) ordinal = i;
       }
-      emit_event(trace::EventKind::kXid, 0, 0, static_cast<int64_t>(data.event_data), ordinal,
-                 "XID %llu", data.event_data);
+      emit_event(trace::EventKind::kXid, 0, 0, static_cast<int64_t>(data.eventData), ordinal,
+                 "XID %llu", data.eventData);
       request_flush();
     } else if (rc != kNvmlSuccess && rc != kNvmlErrorTimeout) {
       sleep_ns(kXidWaitMs * 1'000'000ll);  // keep a broken event set from spinning

@@ -1,42 +1,30 @@
-// The few NVML ABI types and constants the probe uses (there is no nvml.h on
-// the build machines).  Values are NVML's published ABI.
+// The probe's names for the NVML ABI it uses.  The declarations themselves
+// live in ringside/nvml_abi.h (there is no nvml.h on the build machines), the
+// one place the probe, nccl_bench and the sim share.
 #pragma once
+
+#include "ringside/nvml_abi.h"
 
 namespace ringside::probe {
 
-using NvmlReturn = int;
-using NvmlDevice = struct NvmlDeviceOpaque*;
-using NvmlEventSet = struct NvmlEventSetOpaque*;
+using NvmlReturn = nvmlReturn_t;
+using NvmlDevice = nvmlDevice_t;
+using NvmlEventSet = nvmlEventSet_t;
+using NvmlUtilization = nvmlUtilization_t;
+using NvmlMemory = nvmlMemory_t;
+using NvmlEventData = nvmlEventData_t;
 
-inline constexpr NvmlReturn kNvmlSuccess = 0;
-inline constexpr NvmlReturn kNvmlErrorNotSupported = 3;
-inline constexpr NvmlReturn kNvmlErrorTimeout = 10;
+inline constexpr NvmlReturn kNvmlSuccess = NVML_SUCCESS;
+inline constexpr NvmlReturn kNvmlErrorNotSupported = NVML_ERROR_NOT_SUPPORTED;
+inline constexpr NvmlReturn kNvmlErrorTimeout = NVML_ERROR_TIMEOUT;
 
-inline constexpr int kNvmlClockSm = 1;
-inline constexpr int kNvmlClockMem = 2;
-inline constexpr int kNvmlTemperatureGpu = 0;
-inline constexpr int kNvmlMemoryErrorCorrected = 0;
-inline constexpr int kNvmlMemoryErrorUncorrected = 1;
-inline constexpr int kNvmlVolatileEcc = 0;
-inline constexpr unsigned long long kNvmlEventTypeXidCriticalError = 0x8ull;
-
-struct NvmlUtilization {
-  unsigned int gpu;
-  unsigned int memory;
-};
-
-struct NvmlMemory {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-
-struct NvmlEventData {
-  NvmlDevice device;
-  unsigned long long event_type;
-  unsigned long long event_data;
-  unsigned int gpu_instance_id;
-  unsigned int compute_instance_id;
-};
+inline constexpr nvmlClockType_t kNvmlClockSm = NVML_CLOCK_SM;
+inline constexpr nvmlClockType_t kNvmlClockMem = NVML_CLOCK_MEM;
+inline constexpr nvmlTemperatureSensors_t kNvmlTemperatureGpu = NVML_TEMPERATURE_GPU;
+inline constexpr nvmlMemoryErrorType_t kNvmlMemoryErrorCorrected = NVML_MEMORY_ERROR_TYPE_CORRECTED;
+inline constexpr nvmlMemoryErrorType_t kNvmlMemoryErrorUncorrected =
+    NVML_MEMORY_ERROR_TYPE_UNCORRECTED;
+inline constexpr nvmlEccCounterType_t kNvmlVolatileEcc = NVML_VOLATILE_ECC;
+inline constexpr unsigned long long kNvmlEventTypeXidCriticalError = nvmlEventTypeXidCriticalError;
 
 }  // namespace ringside::probe
