@@ -22,7 +22,8 @@ void for_each_rank_file(TraceSet& set, Progress& progress, const std::string& ph
     progress.update(phase, ++done, total);
     auto reader = trace::TraceReader::open(ri.path);
     if (!reader.ok()) {
-      set.warnings.push_back(reader.message() + " (rank " + std::to_string(ri.rank) + ": ops not analyzed)");
+      set.warnings.push_back(reader.message() + " (rank " + std::to_string(ri.rank) +
+                             ": ops not analyzed)");
       continue;
     }
     Status s = fn(ri, *reader.value());
@@ -53,14 +54,16 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   report.clock = align_clocks(set);
 
   GroupTable table(set);
-  for_each_rank_file(set, progress, "matching ops", [&](const RankInfo& ri, const trace::TraceReader& r) {
-    return table.add_rank(ri, r, options.batch);
-  });
+  for_each_rank_file(set, progress, "matching ops",
+                     [&](const RankInfo& ri, const trace::TraceReader& r) {
+                       return table.add_rank(ri, r, options.batch);
+                     });
   table.finalize();
   RankStatsPass stats(table);
-  for_each_rank_file(set, progress, "measuring lateness", [&](const RankInfo& ri, const trace::TraceReader& r) {
-    return stats.add_rank(ri, r, options.batch);
-  });
+  for_each_rank_file(set, progress, "measuring lateness",
+                     [&](const RankInfo& ri, const trace::TraceReader& r) {
+                       return stats.add_rank(ri, r, options.batch);
+                     });
 
   Context ctx{set, table, stats, options.thresholds};
   int64_t first = INT64_MAX, last = kNever;
@@ -86,15 +89,21 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // lets a reader see how close to the thresholds a run was.
   std::vector<std::pair<double, int64_t>> order;
   for (size_t r = 0; r < stats.ranks().size(); ++r) {
-    if (stats.ranks()[r].total.groups > 0) order.emplace_back(stats.ranks()[r].total.mean_excess(), static_cast<int64_t>(r));
+    if (stats.ranks()[r].total.groups > 0)
+      order.emplace_back(stats.ranks()[r].total.mean_excess(), static_cast<int64_t>(r));
   }
   std::sort(order.rbegin(), order.rend());
   nlohmann::json top = nlohmann::json::array();
   for (size_t i = 0; i < order.size() && i < 8; ++i) {
     const Lateness& l = stats.ranks()[static_cast<size_t>(order[i].second)].total;
-    top.push_back({{"rank", order[i].second}, {"ops", l.groups}, {"mean_excess_ms", l.mean_excess() / 1e6},
-                   {"mean_gap_ms", l.mean_gap() / 1e6}, {"t", l.t_stat()}, {"positive_fraction", l.positive_fraction()},
-                   {"last", l.last}, {"cost_s", l.cost_ns / 1e9}});
+    top.push_back({{"rank", order[i].second},
+                   {"ops", l.groups},
+                   {"mean_excess_ms", l.mean_excess() / 1e6},
+                   {"mean_gap_ms", l.mean_gap() / 1e6},
+                   {"t", l.t_stat()},
+                   {"positive_fraction", l.positive_fraction()},
+                   {"last", l.last},
+                   {"cost_s", l.cost_ns / 1e9}});
   }
   report.extra["late_ranks"] = top;
   report.extra["gap_cv"] = stats.median_gap_cv();
@@ -106,8 +115,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   report.warnings = set.warnings;
   if (table.unmatched_p2p() > 0) {
-    report.warnings.push_back(std::to_string(table.unmatched_p2p()) +
-                              " send/recv ops have no matching peer op (peer untraced or still in flight)");
+    report.warnings.push_back(
+        std::to_string(table.unmatched_p2p()) +
+        " send/recv ops have no matching peer op (peer untraced or still in flight)");
   }
   report.records = table.records() + stats.records();
   report.analysis_seconds =

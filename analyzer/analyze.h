@@ -18,8 +18,8 @@ namespace ringside::analysis {
 
 struct AnalyzeOptions {
   Thresholds thresholds;
-  size_t batch = 8192;  // ops per read
-  bool progress = true; // progress bar on stderr when it is a terminal
+  size_t batch = 8192;   // ops per read
+  bool progress = true;  // progress bar on stderr when it is a terminal
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs, unreadable schema.

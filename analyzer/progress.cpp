@@ -6,7 +6,9 @@
 
 namespace ringside::analysis {
 
-Progress Progress::for_stderr() { return Progress(::isatty(STDERR_FILENO) == 1); }
+Progress Progress::for_stderr() {
+  return Progress(::isatty(STDERR_FILENO) == 1);
+}
 
 void Progress::update(const std::string& phase, uint64_t done, uint64_t total) {
   if (!enabled_ || total == 0) return;

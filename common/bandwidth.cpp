@@ -57,9 +57,9 @@ int nccl_dtype_size(int dtype) {
 }
 
 const char* nccl_dtype_name(int dtype) {
-  static constexpr const char* kNames[] = {"int8",    "uint8",   "int32",    "uint32",
-                                           "int64",   "uint64",  "half",     "float",
-                                           "double",  "bfloat16", "f8e4m3",  "f8e5m2"};
+  static constexpr const char* kNames[] = {"int8",   "uint8",    "int32",  "uint32",
+                                           "int64",  "uint64",   "half",   "float",
+                                           "double", "bfloat16", "f8e4m3", "f8e5m2"};
   if (dtype < 0 || dtype >= static_cast<int>(sizeof kNames / sizeof kNames[0])) return "unknown";
   return kNames[dtype];
 }

@@ -10,7 +10,9 @@
 namespace ringside::config {
 namespace {
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+  return "'" + std::string(text) + "'";
+}
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -34,7 +36,8 @@ Result<int64_t> parse_int(std::string_view text) {
   if (!text.empty() && *begin == '+') ++begin;
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    if (ec == std::errc::result_out_of_range) return Status::error(quoted(text) + " is out of range");
+    if (ec == std::errc::result_out_of_range)
+      return Status::error(quoted(text) + " is out of range");
     return Status::error(quoted(text) + " is not an integer");
   }
   return value;
@@ -67,12 +70,19 @@ Result<double> parse_seconds(std::string_view text) {
   }
   const std::string u = lower(unit);
   double scale = 0;
-  if (u.empty() || u == "s") scale = 1;
-  else if (u == "ms") scale = 1e-3;
-  else if (u == "us") scale = 1e-6;
-  else if (u == "m" || u == "min") scale = 60;
-  else if (u == "h") scale = 3600;
-  else return Status::error(quoted(text) + " has an unknown time unit " + quoted(unit) + " (use ms, s, m or h)");
+  if (u.empty() || u == "s")
+    scale = 1;
+  else if (u == "ms")
+    scale = 1e-3;
+  else if (u == "us")
+    scale = 1e-6;
+  else if (u == "m" || u == "min")
+    scale = 60;
+  else if (u == "h")
+    scale = 3600;
+  else
+    return Status::error(quoted(text) + " has an unknown time unit " + quoted(unit) +
+                         " (use ms, s, m or h)");
   return value.value() * scale;
 }
 
@@ -86,12 +96,19 @@ Result<uint64_t> parse_bytes(std::string_view text) {
   if (u.size() == 2 && u[1] == 'b') u.pop_back();  // "KB" == "K"
   if (u.size() == 3 && u.substr(1) == "ib") u = u.substr(0, 1);
   uint64_t scale = 0;
-  if (u.empty() || u == "b") scale = 1;
-  else if (u == "k") scale = 1ULL << 10;
-  else if (u == "m") scale = 1ULL << 20;
-  else if (u == "g") scale = 1ULL << 30;
-  else if (u == "t") scale = 1ULL << 40;
-  else return Status::error(quoted(text) + " has an unknown size unit " + quoted(unit) + " (use K, M, G or T)");
+  if (u.empty() || u == "b")
+    scale = 1;
+  else if (u == "k")
+    scale = 1ULL << 10;
+  else if (u == "m")
+    scale = 1ULL << 20;
+  else if (u == "g")
+    scale = 1ULL << 30;
+  else if (u == "t")
+    scale = 1ULL << 40;
+  else
+    return Status::error(quoted(text) + " has an unknown size unit " + quoted(unit) +
+                         " (use K, M, G or T)");
   const auto v = static_cast<uint64_t>(value.value());
   if (v != 0 && scale > UINT64_MAX / v) return Status::error(quoted(text) + " is too large");
   return v * scale;
@@ -99,12 +116,18 @@ Result<uint64_t> parse_bytes(std::string_view text) {
 
 const char* type_name(Type type) {
   switch (type) {
-    case Type::kBool: return "bool";
-    case Type::kInt: return "int";
-    case Type::kDouble: return "number";
-    case Type::kString: return "string";
-    case Type::kSeconds: return "duration";
-    case Type::kBytes: return "size";
+    case Type::kBool:
+      return "bool";
+    case Type::kInt:
+      return "int";
+    case Type::kDouble:
+      return "number";
+    case Type::kString:
+      return "string";
+    case Type::kSeconds:
+      return "duration";
+    case Type::kBytes:
+      return "size";
   }
   return "?";
 }
@@ -117,14 +140,17 @@ Result<double> numeric_value(const OptionSpec& spec, std::string_view text) {
       if (!v.ok()) return v.status();
       return static_cast<double>(v.value());
     }
-    case Type::kDouble: return parse_double(text);
-    case Type::kSeconds: return parse_seconds(text);
+    case Type::kDouble:
+      return parse_double(text);
+    case Type::kSeconds:
+      return parse_seconds(text);
     case Type::kBytes: {
       auto v = parse_bytes(text);
       if (!v.ok()) return v.status();
       return static_cast<double>(v.value());
     }
-    default: return 0.0;
+    default:
+      return 0.0;
   }
 }
 

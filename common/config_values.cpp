@@ -12,7 +12,9 @@ const std::string& lookup(const std::map<std::string, std::string>& m, const std
 }
 }  // namespace
 
-bool Values::has(const std::string& name) const { return text_.count(name) != 0; }
+bool Values::has(const std::string& name) const {
+  return text_.count(name) != 0;
+}
 
 void Values::set(const OptionSpec& spec, std::string text, bool from_user) {
   text_[spec.name] = std::move(text);
@@ -42,7 +44,8 @@ int64_t Values::get_int(const std::string& name) const {
 double Values::get_double(const std::string& name) const {
   const std::string& text = lookup(text_, name);
   auto t = types_.find(name);
-  auto v = (t != types_.end() && t->second == Type::kSeconds) ? parse_seconds(text) : parse_double(text);
+  auto v =
+      (t != types_.end() && t->second == Type::kSeconds) ? parse_seconds(text) : parse_double(text);
   if (!v.ok()) throw std::logic_error(name + ": " + v.message());
   return v.value();
 }
@@ -53,6 +56,8 @@ uint64_t Values::get_bytes(const std::string& name) const {
   return v.value();
 }
 
-const std::string& Values::get_string(const std::string& name) const { return lookup(text_, name); }
+const std::string& Values::get_string(const std::string& name) const {
+  return lookup(text_, name);
+}
 
 }  // namespace ringside::config

@@ -75,7 +75,7 @@ Status write_meta_attributes(hid_t file, const TraceMeta& meta, const std::strin
   m.schema_version = kSchemaVersion;
 #define RINGSIDE_WRITE_Int(name) write_int(file, #name, m.name, path)
 #define RINGSIDE_WRITE_Str(name) write_str(file, #name, m.name, path)
-#define X(kind, name, desc)                                 \
+#define X(kind, name, desc) \
   if (Status s = RINGSIDE_WRITE_##kind(name); !s.ok()) return s;
   RINGSIDE_META_FIELDS(X)
 #undef X
@@ -98,7 +98,7 @@ Status read_meta_attributes(hid_t file, TraceMeta& meta, const std::string& path
   }
 #define RINGSIDE_READ_Int(name) read_int(file, #name, meta.name, path)
 #define RINGSIDE_READ_Str(name) read_str(file, #name, meta.name, path)
-#define X(kind, name, desc)                                \
+#define X(kind, name, desc) \
   if (Status s = RINGSIDE_READ_##kind(name); !s.ok()) return s;
   RINGSIDE_META_FIELDS(X)
 #undef X

@@ -32,7 +32,8 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
   }
   if (ec) return Status::error(dir + ": cannot list directory: " + ec.message());
   if (candidates.empty()) {
-    return Status::error(dir + ": no ringside trace files (ringside-<job>-r<rank>.h5) in this directory");
+    return Status::error(dir +
+                         ": no ringside trace files (ringside-<job>-r<rank>.h5) in this directory");
   }
   std::sort(candidates.begin(), candidates.end());
 
@@ -64,16 +65,18 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
     by_rank[meta.rank] = path;
   }
   if (!version_errors.empty() && by_rank.empty()) {
-    return Status::error(version_errors.front() +
-                         (version_errors.size() > 1
-                              ? " (and " + std::to_string(version_errors.size() - 1) + " more files)"
-                              : ""));
+    return Status::error(
+        version_errors.front() +
+        (version_errors.size() > 1
+             ? " (and " + std::to_string(version_errors.size() - 1) + " more files)"
+             : ""));
   }
   for (const auto& msg : version_errors) listing.bad_files.push_back(msg);
   if (by_job.size() > 1) {
     std::string jobs;
     for (const auto& [job, files] : by_job) {
-      jobs += (jobs.empty() ? "" : ", ") + ("'" + job + "' (" + std::to_string(files.size()) + " files)");
+      jobs += (jobs.empty() ? "" : ", ") +
+              ("'" + job + "' (" + std::to_string(files.size()) + " files)");
     }
     return Status::error(dir + ": traces of more than one job: " + jobs +
                          "; put each job's traces in its own directory");

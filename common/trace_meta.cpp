@@ -11,7 +11,9 @@ int64_t now_ns(clockid_t clock) {
 }
 }  // namespace
 
-int64_t monotonic_now_ns() { return now_ns(CLOCK_MONOTONIC); }
+int64_t monotonic_now_ns() {
+  return now_ns(CLOCK_MONOTONIC);
+}
 
 void stamp_clock_reference(TraceMeta& meta) {
   // Read the two clocks back to back so the pair maps one timeline onto the other.

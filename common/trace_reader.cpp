@@ -30,7 +30,8 @@ Status open_dataset(hid_t file, const char* name, const std::string& path, OpenD
                          "' is missing; the file is truncated, corrupt or not a ringside trace");
   }
   h5::Handle dataset(H5Dopen2(file, name, H5P_DEFAULT));
-  if (!dataset.valid()) return Status::error(h5::failure(std::string("opening dataset ") + name, path));
+  if (!dataset.valid())
+    return Status::error(h5::failure(std::string("opening dataset ") + name, path));
   h5::Handle file_type(H5Dget_type(dataset.get()));
   if (!file_type.valid() || H5Tget_class(file_type.get()) != H5T_COMPOUND) {
     return Status::error(path + ": dataset '" + name + "' is not a table of records");
@@ -109,7 +110,8 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
 
   h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    return Status::error(path + ": not an HDF5 file (no valid HDF5 signature; truncated or corrupt)");
+    return Status::error(path +
+                         ": not an HDF5 file (no valid HDF5 signature; truncated or corrupt)");
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -138,17 +140,21 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
   if (Status s = read_meta_attributes(impl->file.get(), impl->meta, path); !s.ok()) return s;
 
   std::pair<OpenDataset*, const char*> sets[] = {
-      {&impl->ops, kOpsDataset},       {&impl->pending, kPendingDataset},
+      {&impl->ops, kOpsDataset},         {&impl->pending, kPendingDataset},
       {&impl->samples, kSamplesDataset}, {&impl->events, kEventsDataset},
-      {&impl->comms, kCommsDataset},   {&impl->stats, kStatsDataset}};
+      {&impl->comms, kCommsDataset},     {&impl->stats, kStatsDataset}};
   for (auto& [ds, name] : sets) {
     if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
   }
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
 }
 
-const TraceMeta& TraceReader::meta() const { return impl_->meta; }
-const std::string& TraceReader::path() const { return impl_->path; }
+const TraceMeta& TraceReader::meta() const {
+  return impl_->meta;
+}
+const std::string& TraceReader::path() const {
+  return impl_->path;
+}
 
 uint64_t TraceReader::op_count() const {
   h5::QuietErrors quiet;

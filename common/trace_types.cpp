@@ -33,7 +33,6 @@ void insert(hid_t type, const char* name, size_t offset) {
   }
 }
 
-
 hid_t make_op_type_at(hid_t type, size_t base) {
 #define X(ctype, name, unit, desc) \
   insert<decltype(OpRecord::name)>(type, #name, base + offsetof(OpRecord, name));
@@ -42,7 +41,9 @@ hid_t make_op_type_at(hid_t type, size_t base) {
   return type;
 }
 
-hid_t make_op_type() { return make_op_type_at(H5Tcreate(H5T_COMPOUND, sizeof(OpRecord)), 0); }
+hid_t make_op_type() {
+  return make_op_type_at(H5Tcreate(H5T_COMPOUND, sizeof(OpRecord)), 0);
+}
 
 hid_t make_pending_type() {
   hid_t type = H5Tcreate(H5T_COMPOUND, sizeof(PendingRecord));
@@ -50,11 +51,11 @@ hid_t make_pending_type() {
   return make_op_type_at(type, offsetof(PendingRecord, op));
 }
 
-#define RINGSIDE_MAKE_TYPE(fn, Struct, LIST)                                                       \
-  hid_t fn() {                                                                                     \
-    hid_t type = H5Tcreate(H5T_COMPOUND, sizeof(Struct));                                          \
-    LIST(RINGSIDE_INSERT_FIELD_##Struct)                                                           \
-    return type;                                                                                   \
+#define RINGSIDE_MAKE_TYPE(fn, Struct, LIST)              \
+  hid_t fn() {                                            \
+    hid_t type = H5Tcreate(H5T_COMPOUND, sizeof(Struct)); \
+    LIST(RINGSIDE_INSERT_FIELD_##Struct)                  \
+    return type;                                          \
   }
 
 #define RINGSIDE_INSERT_FIELD_SampleRecord(ctype, name, unit, desc) \
@@ -75,15 +76,28 @@ RINGSIDE_MAKE_TYPE(make_event_type, EventRecord, RINGSIDE_EVENT_FIELDS)
 
 std::vector<DatasetSpec> build_specs() {
   std::vector<DatasetSpec> specs;
-  specs.push_back({kOpsDataset, sizeof(OpRecord), make_op_type, {RINGSIDE_OP_FIELDS(RINGSIDE_FIELD_INFO)}});
-  specs.push_back({kPendingDataset, sizeof(PendingRecord), make_pending_type,
+  specs.push_back(
+      {kOpsDataset, sizeof(OpRecord), make_op_type, {RINGSIDE_OP_FIELDS(RINGSIDE_FIELD_INFO)}});
+  specs.push_back({kPendingDataset,
+                   sizeof(PendingRecord),
+                   make_pending_type,
                    {RINGSIDE_PENDING_FIELDS(RINGSIDE_FIELD_INFO)}});
-  specs.push_back({kSamplesDataset, sizeof(SampleRecord), make_sample_type,
+  specs.push_back({kSamplesDataset,
+                   sizeof(SampleRecord),
+                   make_sample_type,
                    {RINGSIDE_SAMPLE_FIELDS(RINGSIDE_FIELD_INFO)}});
-  specs.push_back({kEventsDataset, sizeof(EventRecord), make_event_type,
+  specs.push_back({kEventsDataset,
+                   sizeof(EventRecord),
+                   make_event_type,
                    {RINGSIDE_EVENT_FIELDS(RINGSIDE_FIELD_INFO)}});
-  specs.push_back({kCommsDataset, sizeof(CommRecord), make_comm_type, {RINGSIDE_COMM_FIELDS(RINGSIDE_FIELD_INFO)}});
-  specs.push_back({kStatsDataset, sizeof(StatsRecord), make_stats_type, {RINGSIDE_STATS_FIELDS(RINGSIDE_FIELD_INFO)}});
+  specs.push_back({kCommsDataset,
+                   sizeof(CommRecord),
+                   make_comm_type,
+                   {RINGSIDE_COMM_FIELDS(RINGSIDE_FIELD_INFO)}});
+  specs.push_back({kStatsDataset,
+                   sizeof(StatsRecord),
+                   make_stats_type,
+                   {RINGSIDE_STATS_FIELDS(RINGSIDE_FIELD_INFO)}});
   return specs;
 }
 

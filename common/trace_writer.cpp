@@ -145,7 +145,9 @@ struct TraceWriter::Impl {
 
 TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-TraceWriter::~TraceWriter() { close(); }
+TraceWriter::~TraceWriter() {
+  close();
+}
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
                                                          const TraceMeta& meta,
@@ -170,8 +172,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
-  for (AppendBuffer* buf : {&impl->ops, &impl->pending, &impl->samples, &impl->events,
-                            &impl->comms, &impl->stats}) {
+  for (AppendBuffer* buf :
+       {&impl->ops, &impl->pending, &impl->samples, &impl->events, &impl->comms, &impl->stats}) {
     if (Status s = buf->create(impl->file.get(), path, options); !s.ok()) return s;
   }
   if (H5Fstart_swmr_write(impl->file.get()) < 0) {
@@ -186,11 +188,11 @@ Status closed_error(const std::string& path) {
 }
 }  // namespace
 
-#define RINGSIDE_WRITER_APPEND(Record, member)                                        \
-  Status TraceWriter::append(std::span<const Record> records) {                       \
-    if (impl_->closed) return closed_error(impl_->path);                              \
-    if (!impl_->broken.ok()) return impl_->broken;                                    \
-    h5::QuietErrors quiet;                                                            \
+#define RINGSIDE_WRITER_APPEND(Record, member)                                              \
+  Status TraceWriter::append(std::span<const Record> records) {                             \
+    if (impl_->closed) return closed_error(impl_->path);                                    \
+    if (!impl_->broken.ok()) return impl_->broken;                                          \
+    h5::QuietErrors quiet;                                                                  \
     return impl_->guard(impl_->member.append(records.data(), records.size(), impl_->path)); \
   }
 
@@ -247,8 +249,12 @@ Status TraceWriter::close() {
   return result;
 }
 
-const std::string& TraceWriter::path() const { return impl_->path; }
-uint64_t TraceWriter::flushes() const { return impl_->flushes; }
+const std::string& TraceWriter::path() const {
+  return impl_->path;
+}
+uint64_t TraceWriter::flushes() const {
+  return impl_->flushes;
+}
 
 std::string trace_file_name(const std::string& job_id, int64_t rank) {
   char digits[32];

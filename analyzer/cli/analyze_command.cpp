@@ -18,20 +18,31 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
     AnalyzeOptions options;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "analyze", "Analyze a job's trace directory: verdict, culprits, evidence (exit 0 healthy, 1 findings, 2 bad input)");
-  cmd->add_option("dir", args->dir, "trace directory (one ringside-<job>-r<rank>.h5 per rank)")->required();
-  cmd->add_option("--json", args->json, "also write the report as JSON (schema ringside.report/1) to FILE ('-' = stdout)");
+  CLI::App* cmd = app.add_subcommand("analyze",
+                                     "Analyze a job's trace directory: verdict, culprits, evidence "
+                                     "(exit 0 healthy, 1 findings, 2 bad input)");
+  cmd->add_option("dir", args->dir, "trace directory (one ringside-<job>-r<rank>.h5 per rank)")
+      ->required();
+  cmd->add_option(
+      "--json", args->json,
+      "also write the report as JSON (schema ringside.report/1) to FILE ('-' = stdout)");
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal summary (use with --json)");
   cmd->add_flag("--no-progress", args->no_progress, "never draw the progress bar");
-  cmd->add_option("--max-findings", args->max_findings, "findings shown in the summary")->check(CLI::Range(1, 1000));
+  cmd->add_option("--max-findings", args->max_findings, "findings shown in the summary")
+      ->check(CLI::Range(1, 1000));
   Thresholds& th = args->options.thresholds;
-  cmd->add_option("--min-cost", th.min_cost_fraction, "smallest slowdown reported, as a fraction of the job time")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--hang-wait", th.hang_min_wait_s, "seconds an op must be outstanding at the end to be a hang")
-      ->check(CLI::Range(0.0, 1e9))->capture_default_str();
-  cmd->add_option("--slow-link-ratio", th.slow_link_ratio, "bandwidth below this fraction of its peers' is slow")
-      ->check(CLI::Range(0.01, 1.0))->capture_default_str();
+  cmd->add_option("--min-cost", th.min_cost_fraction,
+                  "smallest slowdown reported, as a fraction of the job time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--hang-wait", th.hang_min_wait_s,
+                  "seconds an op must be outstanding at the end to be a hang")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  cmd->add_option("--slow-link-ratio", th.slow_link_ratio,
+                  "bandwidth below this fraction of its peers' is slow")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
   cmd->callback([args, &exit_code] {
     args->options.progress = !args->no_progress;
     auto result = analyze_directory(args->dir, args->options);
@@ -44,7 +55,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
         std::cout << text;
       } else {
         std::ofstream out(args->json);
-        if (!(out << text) || !out.flush()) throw InputError(args->json + ": cannot write the JSON report");
+        if (!(out << text) || !out.flush())
+          throw InputError(args->json + ": cannot write the JSON report");
       }
     }
     if (!args->quiet && args->json != "-") render_text(report, std::cout, args->max_findings);

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   // process instead of returning it to the kernel and faulting it in again.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  CLI::App app{"ringside: find the rank, GPU, node or link slowing or hanging a distributed GPU job"};
+  CLI::App app{
+      "ringside: find the rank, GPU, node or link slowing or hanging a distributed GPU job"};
   app.require_subcommand(1);
   int exit_code = 0;
   ringside::analysis::cli::add_analyze_command(app, exit_code);

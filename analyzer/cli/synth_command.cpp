@@ -17,37 +17,68 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   };
   auto a = std::make_shared<Args>();
   synth::SynthSpec& s = a->spec;
-  CLI::App* cmd = app.add_subcommand("synth", "Write realistic synthetic traces (any size, injected faults) for tests and docs");
-  cmd->add_option("-o,--out", s.out_dir, "output directory (created; must hold no traces)")->required();
-  cmd->add_option("-n,--ranks", s.ranks, "ranks")->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd->add_option("-N,--nodes", s.nodes, "nodes (must divide ranks)")->check(CLI::Range(1, 1 << 16))->capture_default_str();
-  cmd->add_option("--steps", s.steps, "training steps")->check(CLI::Range(1, 10'000'000))->capture_default_str();
-  cmd->add_option("--tp", s.tp, "tensor-parallel group size")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--pp", s.pp, "pipeline stages")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--tp-ops", s.tp_ops, "tensor-parallel all-reduces per step")->check(CLI::Range(1, 10000))->capture_default_str();
-  cmd->add_option("--buckets", a->buckets, "gradient bucket sizes per step, comma separated (e.g. 25M,25M,8M)");
+  CLI::App* cmd = app.add_subcommand(
+      "synth", "Write realistic synthetic traces (any size, injected faults) for tests and docs");
+  cmd->add_option("-o,--out", s.out_dir, "output directory (created; must hold no traces)")
+      ->required();
+  cmd->add_option("-n,--ranks", s.ranks, "ranks")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("-N,--nodes", s.nodes, "nodes (must divide ranks)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--steps", s.steps, "training steps")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  cmd->add_option("--tp", s.tp, "tensor-parallel group size")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--pp", s.pp, "pipeline stages")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--tp-ops", s.tp_ops, "tensor-parallel all-reduces per step")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--buckets", a->buckets,
+                  "gradient bucket sizes per step, comma separated (e.g. 25M,25M,8M)");
   cmd->add_option("--tp-bytes", a->tp_bytes, "tensor-parallel all-reduce size (e.g. 8M)");
   cmd->add_option("--pp-bytes", a->pp_bytes, "pipeline activation size (e.g. 16M)");
-  cmd->add_option("--compute-ms", s.compute_ms, "compute per step and rank, ms")->check(CLI::Range(0.001, 1e7))->capture_default_str();
-  cmd->add_option("--jitter", s.jitter, "relative noise of compute chunks")->check(CLI::Range(0.0, 0.5))->capture_default_str();
-  cmd->add_option("--intra-gbps", s.intra_gbps, "intra-node bus bandwidth, GB/s")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--inter-gbps", s.inter_gbps, "inter-node bus bandwidth, GB/s")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--clock-offset-ms", s.clock_offset_ms, "node clocks differ by up to this much")->check(CLI::Range(0.0, 1e6))->capture_default_str();
-  cmd->add_option("--sample-hz", s.sample_hz, "GPU counter samples per second (0: none)")->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  cmd->add_option("--compute-ms", s.compute_ms, "compute per step and rank, ms")
+      ->check(CLI::Range(0.001, 1e7))
+      ->capture_default_str();
+  cmd->add_option("--jitter", s.jitter, "relative noise of compute chunks")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--intra-gbps", s.intra_gbps, "intra-node bus bandwidth, GB/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--inter-gbps", s.inter_gbps, "inter-node bus bandwidth, GB/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--clock-offset-ms", s.clock_offset_ms, "node clocks differ by up to this much")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--sample-hz", s.sample_hz, "GPU counter samples per second (0: none)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   cmd->add_option("--seed", s.seed, "random seed")->capture_default_str();
   cmd->add_option("--job-id", s.job_id, "job id")->capture_default_str();
-  cmd->add_option("--chunk-records", s.chunk_records, "HDF5 chunk size of the traces")->check(CLI::Range(16, 1 << 20))->capture_default_str();
-  cmd->add_option("--fault", a->faults,
-                  "inject a fault (repeatable): straggler:rank=R,factor=F | throttle:rank=R[,factor=F] | "
-                  "imbalance:amount=A | heavy_stage:stage=S,factor=F | slow_nic:node=N,factor=F | "
-                  "slow_pair:a=N1,b=N2,factor=F | stop:rank=R,op=N | all_stuck:op=N | stall:rank=R,op=N | "
-                  "desync:rank=R,op=N | crash:rank=R,op=N | missing:rank=R | xid:rank=R[,code=C,step=S] | "
-                  "ecc:rank=R[,step=S]   (op N = the N-th op of the world communicator, from 0)");
+  cmd->add_option("--chunk-records", s.chunk_records, "HDF5 chunk size of the traces")
+      ->check(CLI::Range(16, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option(
+      "--fault", a->faults,
+      "inject a fault (repeatable): straggler:rank=R,factor=F | throttle:rank=R[,factor=F] | "
+      "imbalance:amount=A | heavy_stage:stage=S,factor=F | slow_nic:node=N,factor=F | "
+      "slow_pair:a=N1,b=N2,factor=F | stop:rank=R,op=N | all_stuck:op=N | stall:rank=R,op=N | "
+      "desync:rank=R,op=N | crash:rank=R,op=N | missing:rank=R | xid:rank=R[,code=C,step=S] | "
+      "ecc:rank=R[,step=S]   (op N = the N-th op of the world communicator, from 0)");
   cmd->callback([a, &exit_code] {
     synth::SynthSpec& spec = a->spec;
     auto bytes = [](const std::string& flag, const std::string& text) {
       auto v = config::parse_bytes(text);
-      if (!v.ok() || v.value() == 0) throw InputError(flag + " '" + text + "': expected a size such as 8M or 1G");
+      if (!v.ok() || v.value() == 0)
+        throw InputError(flag + " '" + text + "': expected a size such as 8M or 1G");
       return v.value();
     };
     if (!a->buckets.empty()) {
@@ -68,13 +99,14 @@ void add_synth_command(CLI::App& app, int& exit_code) {
       spec.faults.push_back(parsed.value());
     }
     auto result = synth::write_synth_traces(spec, [](int done, int total) {
-      if (isatty(2)) std::cerr << "\rsynth: " << done << "/" << total << " ranks written" << std::flush;
+      if (isatty(2))
+        std::cerr << "\rsynth: " << done << "/" << total << " ranks written" << std::flush;
     });
     if (isatty(2)) std::cerr << "\r\033[K";
     if (!result.ok()) throw InputError(result.message());
     std::cout << "synth: wrote " << result->files << " trace files (" << result->ops << " ops, "
-              << result->job_seconds << " s of job time" << (result->hung ? ", hung" : "") << ") to "
-              << spec.out_dir << "\n";
+              << result->job_seconds << " s of job time" << (result->hung ? ", hung" : "")
+              << ") to " << spec.out_dir << "\n";
     exit_code = 0;
   });
 }

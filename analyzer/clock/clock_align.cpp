@@ -20,7 +20,9 @@ double median(std::vector<double>& v) {
   return *mid;
 }
 
-uint64_t key(uint64_t comm, uint64_t seq) { return comm * 0x9e3779b97f4a7c15ull ^ seq; }
+uint64_t key(uint64_t comm, uint64_t seq) {
+  return comm * 0x9e3779b97f4a7c15ull ^ seq;
+}
 
 }  // namespace
 
@@ -63,7 +65,8 @@ ClockAlignment align_clocks(TraceSet& set) {
     }
     for (auto& [ci, v] : diffs) {
       if (v.size() < 3) continue;
-      eqs.push_back({ri.rank, ref_of[static_cast<size_t>(ci)], median(v), static_cast<double>(v.size())});
+      eqs.push_back(
+          {ri.rank, ref_of[static_cast<size_t>(ci)], median(v), static_cast<double>(v.size())});
     }
   }
   out.equations = static_cast<int>(eqs.size());
@@ -76,7 +79,10 @@ ClockAlignment align_clocks(TraceSet& set) {
   // relative); the first rank with a trace is pinned harder so it is the zero.
   int64_t anchor = -1;
   for (const auto& ri : set.ranks) {
-    if (ri.has_file) { anchor = ri.rank; break; }
+    if (ri.has_file) {
+      anchor = ri.rank;
+      break;
+    }
   }
   for (int iteration = 0; iteration < 4; ++iteration) {
     std::vector<Eigen::Triplet<double>> trips;
@@ -103,7 +109,8 @@ ClockAlignment align_clocks(TraceSet& set) {
     // cannot drag the others.
     std::vector<double> res(eqs.size());
     for (size_t e = 0; e < eqs.size(); ++e) {
-      res[e] = std::abs(offset[static_cast<size_t>(eqs[e].a)] - offset[static_cast<size_t>(eqs[e].b)] - eqs[e].d);
+      res[e] = std::abs(offset[static_cast<size_t>(eqs[e].a)] -
+                        offset[static_cast<size_t>(eqs[e].b)] - eqs[e].d);
     }
     std::vector<double> tmp = res;
     double scale = std::max(1.4826 * median(tmp), 20'000.0);  // at least 20 us
@@ -128,14 +135,17 @@ ClockAlignment align_clocks(TraceSet& set) {
     no.spread_ms = (sorted.back() - sorted.front()) / 1e6;
     out.nodes.push_back(no);
   }
-  if (anchor >= 0) anchor_node_offset = node_offset[static_cast<size_t>(set.ranks[static_cast<size_t>(anchor)].node_index)];
+  if (anchor >= 0)
+    anchor_node_offset =
+        node_offset[static_cast<size_t>(set.ranks[static_cast<size_t>(anchor)].node_index)];
   for (size_t ni = 0; ni < out.nodes.size(); ++ni) {
     out.nodes[ni].offset_ms = (node_offset[ni] - anchor_node_offset) / 1e6;
     out.max_abs_offset_ms = std::max(out.max_abs_offset_ms, std::abs(out.nodes[ni].offset_ms));
   }
   for (auto& ri : set.ranks) {
     if (!ri.has_file) continue;
-    ri.offset_ns = static_cast<int64_t>(node_offset[static_cast<size_t>(ri.node_index)] - anchor_node_offset);
+    ri.offset_ns =
+        static_cast<int64_t>(node_offset[static_cast<size_t>(ri.node_index)] - anchor_node_offset);
   }
   out.aligned = true;
   return out;

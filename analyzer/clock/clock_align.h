@@ -17,15 +17,15 @@ namespace ringside::analysis {
 
 struct NodeOffset {
   std::string node;
-  double offset_ms = 0;    // node clock minus the reference node's clock
-  double spread_ms = 0;    // disagreement among the node's ranks (quality)
+  double offset_ms = 0;  // node clock minus the reference node's clock
+  double spread_ms = 0;  // disagreement among the node's ranks (quality)
   int ranks = 0;
 };
 
 struct ClockAlignment {
   std::vector<NodeOffset> nodes;
   int equations = 0;
-  bool aligned = false;       // false: no shared collectives, offsets left at 0
+  bool aligned = false;  // false: no shared collectives, offsets left at 0
   double max_abs_offset_ms = 0;
 };
 

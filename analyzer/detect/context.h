@@ -20,9 +20,9 @@ struct Thresholds {
   double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
   double slow_link_ratio = 0.6;      // bus bandwidth below this fraction of its peers'
   uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound
-  double hang_min_wait_s = 5;        // an op outstanding this long at the end is a hang
-  double dead_gap_s = 10;            // a trace ending this long before the others' is a dead rank
-  double throttle_fraction = 0.1;    // samples with slowdown reasons for a gpu_health finding
+  double hang_min_wait_s = 5;                // an op outstanding this long at the end is a hang
+  double dead_gap_s = 10;          // a trace ending this long before the others' is a dead rank
+  double throttle_fraction = 0.1;  // samples with slowdown reasons for a gpu_health finding
 };
 
 struct Context {
@@ -44,7 +44,8 @@ struct Context {
 std::vector<int64_t> persistently_late_ranks(const Context& ctx);
 
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
-void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late, std::vector<Finding>& out);
+void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
+                       std::vector<Finding>& out);
 void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
 void detect_hangs(const Context& ctx, std::vector<Finding>& out);
 void detect_desyncs(const Context& ctx, std::vector<Finding>& out);

@@ -11,8 +11,8 @@ namespace ringside::analysis {
 namespace {
 
 std::string describe(const CallSignature& s) {
-  std::string out = std::string(trace::op_kind_name(static_cast<trace::OpKind>(s.op))) + " count=" +
-                    std::to_string(s.count) + " " + nccl_dtype_name(s.dtype);
+  std::string out = std::string(trace::op_kind_name(static_cast<trace::OpKind>(s.op))) +
+                    " count=" + std::to_string(s.count) + " " + nccl_dtype_name(s.dtype);
   if (s.root >= 0) out += " root=" + std::to_string(s.root);
   return out;
 }
@@ -32,8 +32,9 @@ void detect_desyncs(const Context& ctx, std::vector<Finding>& out) {
       example.emplace(key, c);
     }
     if (by_sig.size() < 2) continue;
-    auto majority = std::max_element(by_sig.begin(), by_sig.end(),
-                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+    auto majority = std::max_element(
+        by_sig.begin(), by_sig.end(),
+        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
     const CommInfo& comm = ctx.set.comms[static_cast<size_t>(md.comm)];
     Finding f;
     f.kind = "desync";
@@ -45,7 +46,8 @@ void detect_desyncs(const Context& ctx, std::vector<Finding>& out) {
       if (key == majority->first) continue;
       f.ranks.insert(f.ranks.end(), ranks.begin(), ranks.end());
       odd += (odd.empty() ? "" : "; ") + std::string("rank") + (ranks.size() > 1 ? "s " : " ");
-      for (size_t i = 0; i < ranks.size() && i < 8; ++i) odd += (i ? "," : "") + std::to_string(ranks[i]);
+      for (size_t i = 0; i < ranks.size() && i < 8; ++i)
+        odd += (i ? "," : "") + std::to_string(ranks[i]);
       odd += " called " + describe(example.at(key));
     }
     std::sort(f.ranks.begin(), f.ranks.end());
@@ -53,7 +55,8 @@ void detect_desyncs(const Context& ctx, std::vector<Finding>& out) {
     f.severity = 1.0;
     f.confidence = 0.95;
     f.evidence = "At op #" + std::to_string(md.seq) + " of " + comm.label + ", " + odd + " while " +
-                 std::to_string(majority->second.size()) + " ranks called " + describe(example.at(majority->first)) +
+                 std::to_string(majority->second.size()) + " ranks called " +
+                 describe(example.at(majority->first)) +
                  ": the ranks disagree on what to run (different code paths or shapes).";
     f.extra["expected"] = describe(example.at(majority->first));
     f.next_command = next_command_for_desync(ctx, f);

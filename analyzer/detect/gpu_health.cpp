@@ -43,8 +43,9 @@ void detect_gpu_health(const Context& ctx, std::vector<Finding>& out) {
     if (g.ecc_uncorrected_last > g.ecc_uncorrected_first || g.ecc_uncorrected_last > 0) {
       Problem& p = problems["ecc"];
       p.ranks.push_back(ri.rank);
-      p.details.push_back(std::to_string(g.ecc_uncorrected_last) + " uncorrectable ECC errors on " + who +
-                          (g.ecc_uncorrected_last > g.ecc_uncorrected_first ? " (grew during the job)" : ""));
+      p.details.push_back(
+          std::to_string(g.ecc_uncorrected_last) + " uncorrectable ECC errors on " + who +
+          (g.ecc_uncorrected_last > g.ecc_uncorrected_first ? " (grew during the job)" : ""));
       p.severity = 0.9;
     }
     if (g.remapped_last > g.remapped_first) {
@@ -57,15 +58,17 @@ void detect_gpu_health(const Context& ctx, std::vector<Finding>& out) {
     if (g.pcie_replays_last > g.pcie_replays_first + 100) {
       Problem& p = problems["pcie_replays"];
       p.ranks.push_back(ri.rank);
-      p.details.push_back(std::to_string(g.pcie_replays_last - g.pcie_replays_first) + " PCIe replays on " + who);
+      p.details.push_back(std::to_string(g.pcie_replays_last - g.pcie_replays_first) +
+                          " PCIe replays on " + who);
       p.severity = 0.5;
     }
     if (g.slowdown_fraction() >= ctx.th.throttle_fraction) {
       Problem& p = problems["throttling"];
       p.ranks.push_back(ri.rank);
-      p.details.push_back(slowdown_reason_names(g.slowdown_reasons) + " in " +
-                          fmt("%.0f", 100 * g.slowdown_fraction()) + "% of samples on " + who +
-                          (g.max_temperature_c ? " (up to " + std::to_string(g.max_temperature_c) + " C)" : ""));
+      p.details.push_back(
+          slowdown_reason_names(g.slowdown_reasons) + " in " +
+          fmt("%.0f", 100 * g.slowdown_fraction()) + "% of samples on " + who +
+          (g.max_temperature_c ? " (up to " + std::to_string(g.max_temperature_c) + " C)" : ""));
       p.severity = 0.6;
     }
   }
@@ -96,14 +99,17 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
   f.kind = "missing_trace";
   f.ranks = missing;
   std::string list;
-  for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+  for (size_t i = 0; i < missing.size() && i < 8; ++i)
+    list += (i ? ", " : "") + std::to_string(missing[i]);
   if (missing.size() > 8) list += ", ...";
   f.evidence = std::to_string(missing.size()) + " of " + std::to_string(ctx.set.world_size) +
-               " ranks have no readable trace (rank " + list + "): the process never started tracing, its "
+               " ranks have no readable trace (rank " + list +
+               "): the process never started tracing, its "
                "file was lost, or it is unreadable; the analysis covers the others only.";
   f.severity = 0.5;
   f.confidence = 1.0;
-  f.next_command = "ls -l " + ctx.set.dir + "  # expect ringside-" + ctx.set.job_id + "-r<rank>.h5 for every rank";
+  f.next_command = "ls -l " + ctx.set.dir + "  # expect ringside-" + ctx.set.job_id +
+                   "-r<rank>.h5 for every rank";
   out.push_back(std::move(f));
 }
 

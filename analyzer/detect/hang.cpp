@@ -40,7 +40,8 @@ bool is_dead(const Context& ctx, int64_t rank, int64_t latest_other) {
 void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
   const TraceSet& set = ctx.set;
   int64_t latest = kNever;
-  for (const auto& ri : set.ranks) if (ri.has_file) latest = std::max(latest, ctx.last_seen_ns(ri.rank));
+  for (const auto& ri : set.ranks)
+    if (ri.has_file) latest = std::max(latest, ctx.last_seen_ns(ri.rank));
   std::set<int64_t> reported_dead;
 
   for (const auto& c : set.comms) {
@@ -82,9 +83,12 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
       if (!absent.empty()) {
         std::vector<int64_t> dead, missing_file, alive;
         for (int64_t a : absent) {
-          if (a < 0 || !set.ranks[static_cast<size_t>(a)].has_file) missing_file.push_back(a);
-          else if (is_dead(ctx, a, latest)) dead.push_back(a);
-          else alive.push_back(a);
+          if (a < 0 || !set.ranks[static_cast<size_t>(a)].has_file)
+            missing_file.push_back(a);
+          else if (is_dead(ctx, a, latest))
+            dead.push_back(a);
+          else
+            alive.push_back(a);
         }
         if (!dead.empty()) {
           f.subkind = "dead_rank";
@@ -92,19 +96,24 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
           for (int64_t d : dead) reported_dead.insert(d);
           const int64_t ended = latest - ctx.last_seen_ns(dead.front());
           f.evidence = "Rank " + list_ranks(dead) + " never entered " + where + " and " +
-                       (dead.size() == 1 ? "its trace ends " : "their traces end ") + fmt("%.0f", ended / 1e9) +
+                       (dead.size() == 1 ? "its trace ends " : "their traces end ") +
+                       fmt("%.0f", ended / 1e9) +
                        " s before the others' with no shutdown record (crashed or killed); " +
-                       std::to_string(entered.size()) + " ranks waited in it for " + fmt("%.0f", waited_s) + " s.";
+                       std::to_string(entered.size()) + " ranks waited in it for " +
+                       fmt("%.0f", waited_s) + " s.";
           f.confidence = 0.9;
         } else {
           f.subkind = "missing_rank";
           f.ranks = alive.empty() ? missing_file : alive;
           f.ranks.erase(std::remove(f.ranks.begin(), f.ranks.end(), -1), f.ranks.end());
-          f.evidence = "Rank " + list_ranks(f.ranks) + " never entered " + where + " while " +
-                       std::to_string(entered.size()) + " ranks have waited in it for " + fmt("%.0f", waited_s) +
-                       " s; " + (alive.empty() ? std::string("there is no trace for it, so whether it died is unknown.")
-                                               : std::string("its trace continues (the process was alive): it is stuck "
-                                                             "before this call, in its own code or another communicator."));
+          f.evidence =
+              "Rank " + list_ranks(f.ranks) + " never entered " + where + " while " +
+              std::to_string(entered.size()) + " ranks have waited in it for " +
+              fmt("%.0f", waited_s) + " s; " +
+              (alive.empty()
+                   ? std::string("there is no trace for it, so whether it died is unknown.")
+                   : std::string("its trace continues (the process was alive): it is stuck "
+                                 "before this call, in its own code or another communicator."));
           f.confidence = alive.empty() ? 0.7 : 0.9;
         }
       } else {
@@ -120,15 +129,18 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
         if (g.not_started > 0 && static_cast<int>(stalled.size()) < c.nranks) {
           f.subkind = "gpu_stall";
           f.ranks = stalled;
-          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where + ", but on rank " +
-                       list_ranks(stalled) + " the GPU never started it (enqueued on the host, no device start after " +
-                       fmt("%.0f", waited_s) + " s) while the others' kernels wait for it: a stalled GPU or stream.";
+          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where +
+                       ", but on rank " + list_ranks(stalled) +
+                       " the GPU never started it (enqueued on the host, no device start after " +
+                       fmt("%.0f", waited_s) +
+                       " s) while the others' kernels wait for it: a stalled GPU or stream.";
           f.confidence = 0.85;
         } else {
           f.subkind = "all_stuck";
           f.ranks = entered;
-          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where + " and none completed it in " +
-                       fmt("%.0f", waited_s) + " s: the collective itself is stuck (network, NCCL or driver), not a "
+          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where +
+                       " and none completed it in " + fmt("%.0f", waited_s) +
+                       " s: the collective itself is stuck (network, NCCL or driver), not a "
                        "missing rank.";
           f.confidence = 0.85;
         }
@@ -149,7 +161,8 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
   for (const auto& ri : set.ranks) {
     if (!ri.has_file || reported_dead.count(ri.rank) || !is_dead(ctx, ri.rank, latest)) continue;
     bool in_hang = false;
-    for (const auto& f : out) in_hang = in_hang || std::find(f.ranks.begin(), f.ranks.end(), ri.rank) != f.ranks.end();
+    for (const auto& f : out)
+      in_hang = in_hang || std::find(f.ranks.begin(), f.ranks.end(), ri.rank) != f.ranks.end();
     if (in_hang) continue;
     Finding f;
     f.kind = "hang";

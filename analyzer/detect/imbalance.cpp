@@ -39,16 +39,18 @@ bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structur
     for (int pos = 0; pos < n; ++pos) {
       std::set<int64_t> at;
       for (const CommInfo* c : fam) {
-        if (static_cast<size_t>(pos) < c->members.size() && c->members[static_cast<size_t>(pos)] >= 0) {
+        if (static_cast<size_t>(pos) < c->members.size() &&
+            c->members[static_cast<size_t>(pos)] >= 0) {
           at.insert(c->members[static_cast<size_t>(pos)]);
         }
       }
       if (at == late) {
         out.comm = fam.front();
         out.position = pos;
-        out.label = "pipeline stage " + std::to_string(pos) + " (position " + std::to_string(pos) + " in each of the " +
-                    std::to_string(fam.size()) + " " + std::to_string(n) + "-rank communicators split with ordinal " +
-                    std::to_string(std::get<1>(key)) + ")";
+        out.label = "pipeline stage " + std::to_string(pos) + " (position " + std::to_string(pos) +
+                    " in each of the " + std::to_string(fam.size()) + " " + std::to_string(n) +
+                    "-rank communicators split with ordinal " + std::to_string(std::get<1>(key)) +
+                    ")";
         return true;
       }
     }
@@ -92,10 +94,14 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
       f.comm_label = s.comm->label;
       f.cost_s = 0;
       for (int64_t r : late) f.cost_s += ranks[static_cast<size_t>(r)].total.cost_ns / 1e9;
-      const double rel = sum.mean_gap() > sum.mean_excess() ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess()) : 0;
-      f.evidence = std::to_string(late_set.size()) + " ranks forming " + s.label + " consistently do " +
-                   fmt("%.0f", 100 * rel) + "% more work between collectives than the rest, with healthy GPU "
-                   "counters: the partitioning is uneven (the others waited " + fmt("%.2f", f.cost_s) + " s).";
+      const double rel = sum.mean_gap() > sum.mean_excess()
+                             ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
+                             : 0;
+      f.evidence = std::to_string(late_set.size()) + " ranks forming " + s.label +
+                   " consistently do " + fmt("%.0f", 100 * rel) +
+                   "% more work between collectives than the rest, with healthy GPU "
+                   "counters: the partitioning is uneven (the others waited " +
+                   fmt("%.2f", f.cost_s) + " s).";
       f.extra["pattern"] = "structural";
       if (s.position >= 0) f.extra["stage"] = s.position;
       f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
@@ -134,11 +140,13 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
   std::sort(f.ranks.begin(), f.ranks.end());
   f.nodes = ctx.nodes_of(f.ranks);
   f.cost_s = cost;
-  f.evidence = "Compute time between collectives varies by " + fmt("%.0f", 100 * cv) +
-               "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
-               "last more than " + fmt("%.0f", 100.0 * static_cast<double>(top_last) / static_cast<double>(lasts)) +
-               "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
-               fmt("%.2f", cost) + " s in total.";
+  f.evidence =
+      "Compute time between collectives varies by " + fmt("%.0f", 100 * cv) +
+      "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
+      "last more than " +
+      fmt("%.0f", 100.0 * static_cast<double>(top_last) / static_cast<double>(lasts)) +
+      "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
+      fmt("%.2f", cost) + " s in total.";
   f.extra["pattern"] = "data_dependent";
   f.extra["gap_cv"] = cv;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);

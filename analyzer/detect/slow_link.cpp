@@ -29,7 +29,7 @@ double median_of(std::vector<float> v) {
 }
 
 struct Observation {
-  std::string what;          // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 -> 11"
+  std::string what;  // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 -> 11"
   std::set<int> nodes;
   std::vector<int64_t> ranks;
   bool intra = false;
@@ -53,7 +53,8 @@ void mark_slow(std::vector<Observation*>& cls, double ratio) {
   std::sort(v.begin(), v.end());
   // What healthy peers reach: a high percentile, so that a slow majority (a
   // NIC shared by most paths) does not become the reference.
-  const double ref = v[std::min(v.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(v.size())))];
+  const double ref =
+      v[std::min(v.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(v.size())))];
   for (auto* o : cls) {
     o->ref = ref;
     o->slow = o->busbw < ratio * ref;
@@ -69,10 +70,11 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     if (l.count < 3 || (1ull << l.size_log2) < ctx.th.slow_link_min_bytes) continue;
     const CommInfo& c = set.comms[static_cast<size_t>(l.comm)];
     Observation o;
-    o.what = std::string(trace::op_kind_name(static_cast<trace::OpKind>(l.op))) + " of ~" + size_text(l.size_log2) +
-             " on " + c.label;
+    o.what = std::string(trace::op_kind_name(static_cast<trace::OpKind>(l.op))) + " of ~" +
+             size_text(l.size_log2) + " on " + c.label;
     o.nodes.insert(c.nodes.begin(), c.nodes.end());
-    for (int64_t m : c.members) if (m >= 0) o.ranks.push_back(m);
+    for (int64_t m : c.members)
+      if (m >= 0) o.ranks.push_back(m);
     o.intra = c.intra_node;
     o.busbw = median_of(l.busbw);
     o.transfer_s = l.transfer_ns / 1e9;
@@ -82,7 +84,8 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   const size_t first_p2p = obs.size();
   for (const auto& p : ctx.groups.p2p()) {
     if (p.count < 3 || p.busbw.empty() || p.src < 0 || p.dst < 0) continue;
-    if (p.bytes / static_cast<double>(p.count) < static_cast<double>(ctx.th.slow_link_min_bytes)) continue;
+    if (p.bytes / static_cast<double>(p.count) < static_cast<double>(ctx.th.slow_link_min_bytes))
+      continue;
     const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
     const RankInfo& b = set.ranks[static_cast<size_t>(p.dst)];
     Observation o;
@@ -99,8 +102,10 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   std::map<std::string, std::vector<Observation*>> classes;
   for (size_t i = 0; i < obs.size(); ++i) {
     Observation& o = obs[i];
-    std::string key = (i < first_p2p ? o.what.substr(0, o.what.find(" on ")) + "/" + std::to_string(o.ranks.size())
-                                     : std::string("p2p")) + (o.intra ? "/intra" : "/inter");
+    std::string key = (i < first_p2p ? o.what.substr(0, o.what.find(" on ")) + "/" +
+                                           std::to_string(o.ranks.size())
+                                     : std::string("p2p")) +
+                      (o.intra ? "/intra" : "/inter");
     classes[key].push_back(&o);
   }
   for (auto& [k, cls] : classes) mark_slow(cls, ctx.th.slow_link_ratio);
@@ -108,11 +113,15 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   // Inter-node: pick the explanation that predicts the slow set.
   std::vector<const Observation*> inter;
-  for (const auto& o : obs) if (!o.intra && o.ref > 0) inter.push_back(&o);
+  for (const auto& o : obs)
+    if (!o.intra && o.ref > 0) inter.push_back(&o);
   bool any_slow = false;
   for (auto* o : inter) any_slow = any_slow || o->slow;
   if (any_slow) {
-    struct Candidate { int a, b; int errors; };  // b < 0: NIC of a
+    struct Candidate {
+      int a, b;
+      int errors;
+    };  // b < 0: NIC of a
     std::vector<Candidate> cands;
     const int nn = static_cast<int>(set.nodes.size());
     auto errors_of = [&](int a, int b) {
@@ -127,14 +136,18 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       cands.push_back({a, -1, errors_of(a, -1)});
       for (int b = a + 1; b < nn; ++b) cands.push_back({a, b, errors_of(a, b)});
     }
-    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) { return x.errors < y.errors; });
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.errors < y.errors; });
     const Candidate best = cands.front();
     // NIC and pair explain equally when the node was only seen with one peer.
     bool ambiguous = cands.size() > 1 && cands[1].errors == best.errors;
     Candidate pick = best;
     if (ambiguous) {
       for (const auto& c : cands) {
-        if (c.errors == best.errors && c.b >= 0) { pick = c; break; }
+        if (c.errors == best.errors && c.b >= 0) {
+          pick = c;
+          break;
+        }
       }
     }
     Finding f;
@@ -149,7 +162,9 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       slow_bw += o->busbw;
       ref += o->ref;
       ++n_slow;
-      if (examples.size() < 2) examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " + fmt("%.1f", o->ref) + " GB/s");
+      if (examples.size() < 2)
+        examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " +
+                           fmt("%.1f", o->ref) + " GB/s");
       for (int64_t r : o->ranks) {
         const int ni = set.ranks[static_cast<size_t>(r)].node_index;
         if (ni == pick.a || (pick.b >= 0 && ni == pick.b)) ranks.insert(r);
@@ -164,16 +179,23 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       f.subkind = "nic";
       f.nodes = {na};
       f.evidence = "Every inter-node path through " + na + " is slow (" + std::to_string(n_slow) +
-                   " observations at " + fmt("%.0f", 100 * slow_bw / ref) + "% of their peers' bus bandwidth) while "
-                   "paths between other nodes are normal: " + na + "'s network interface. " + ex + ".";
+                   " observations at " + fmt("%.0f", 100 * slow_bw / ref) +
+                   "% of their peers' bus bandwidth) while "
+                   "paths between other nodes are normal: " +
+                   na + "'s network interface. " + ex + ".";
     } else {
       const std::string nb = set.nodes[static_cast<size_t>(pick.b)];
       f.subkind = "node_pair";
       f.nodes = {na, nb};
-      f.evidence = "Transfers between " + na + " and " + nb + " run at " + fmt("%.0f", 100 * slow_bw / ref) +
-                   "% of their peers' bus bandwidth while both nodes are normal with other nodes: the path between "
-                   "them. " + ex + "." + (ambiguous && best.b < 0 ? " (A NIC problem on one end cannot be excluded: "
-                   "each end was seen only with the other.)" : "");
+      f.evidence = "Transfers between " + na + " and " + nb + " run at " +
+                   fmt("%.0f", 100 * slow_bw / ref) +
+                   "% of their peers' bus bandwidth while both nodes are normal with other nodes: "
+                   "the path between "
+                   "them. " +
+                   ex + "." +
+                   (ambiguous && best.b < 0 ? " (A NIC problem on one end cannot be excluded: "
+                                              "each end was seen only with the other.)"
+                                            : "");
     }
     f.extra["intra_node"] = false;
     f.extra["bus_bw_gbps"] = slow_bw / n_slow;
@@ -202,8 +224,9 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     }
     f.ranks.assign(ranks.begin(), ranks.end());
     f.cost_s = cost;
-    f.evidence = "Inside " + f.nodes[0] + ", " + list.front()->what + " reaches " + fmt("%.1f", list.front()->busbw) +
-                 " GB/s vs " + fmt("%.1f", list.front()->ref) + " GB/s on comparable groups (NVLink/PCIe path).";
+    f.evidence = "Inside " + f.nodes[0] + ", " + list.front()->what + " reaches " +
+                 fmt("%.1f", list.front()->busbw) + " GB/s vs " + fmt("%.1f", list.front()->ref) +
+                 " GB/s on comparable groups (NVLink/PCIe path).";
     f.extra["intra_node"] = true;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = 0.6;

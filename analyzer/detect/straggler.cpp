@@ -80,7 +80,8 @@ CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
     const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(r)];
     for (const auto& e : ri.events) {
       if (static_cast<trace::EventKind>(e.kind) == trace::EventKind::kXid) {
-        return {"xid", "GPU counters: XID " + std::to_string(e.value) + " on " + ctx.describe_rank(r) + "."};
+        return {"xid", "GPU counters: XID " + std::to_string(e.value) + " on " +
+                           ctx.describe_rank(r) + "."};
       }
     }
     const GpuSummary& g = ri.gpu;
@@ -88,28 +89,32 @@ CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
       std::string s = "GPU counters: " + slowdown_reason_names(g.slowdown_reasons) + " in " +
                       fmt("%.0f", 100 * g.slowdown_fraction()) + "% of samples";
       if (peer_clock > 0 && g.median_sm_clock_mhz > 0) {
-        s += ", SM clock " + fmt("%.0f", g.median_sm_clock_mhz) + " MHz vs " + fmt("%.0f", peer_clock) +
-             " MHz on its peers";
+        s += ", SM clock " + fmt("%.0f", g.median_sm_clock_mhz) + " MHz vs " +
+             fmt("%.0f", peer_clock) + " MHz on its peers";
       }
       if (g.max_temperature_c > 0) s += ", up to " + std::to_string(g.max_temperature_c) + " C";
       return {"throttling", s + "."};
     }
     if (peer_clock > 0 && g.median_sm_clock_mhz > 0 && g.median_sm_clock_mhz < 0.9 * peer_clock) {
-      best = {"low_clocks", "GPU counters: SM clock " + fmt("%.0f", g.median_sm_clock_mhz) + " MHz vs " +
-                                fmt("%.0f", peer_clock) + " MHz on its peers, with no throttle reason reported."};
+      best = {"low_clocks", "GPU counters: SM clock " + fmt("%.0f", g.median_sm_clock_mhz) +
+                                " MHz vs " + fmt("%.0f", peer_clock) +
+                                " MHz on its peers, with no throttle reason reported."};
     }
   }
   if (best.cause == "unknown") {
     bool any_samples = false;
-    for (int64_t r : ranks) any_samples = any_samples || ctx.set.ranks[static_cast<size_t>(r)].gpu.samples > 0;
-    best.sentence = any_samples ? "GPU counters look normal (no throttling, normal clocks, no XID): look for "
-                                  "other load on the host or a degraded GPU."
-                                : "No GPU counters in the trace to attribute a cause.";
+    for (int64_t r : ranks)
+      any_samples = any_samples || ctx.set.ranks[static_cast<size_t>(r)].gpu.samples > 0;
+    best.sentence =
+        any_samples ? "GPU counters look normal (no throttling, normal clocks, no XID): look for "
+                      "other load on the host or a degraded GPU."
+                    : "No GPU counters in the trace to attribute a cause.";
   }
   return best;
 }
 
-void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late, std::vector<Finding>& out) {
+void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
+                       std::vector<Finding>& out) {
   if (late.empty()) return;
   const double job = ctx.job_seconds();
   std::vector<int64_t> remaining = late;
@@ -118,7 +123,8 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late, std
     const auto& node_ranks = ctx.set.node_ranks[ni];
     if (node_ranks.size() < 2) continue;
     bool all = true;
-    for (int64_t r : node_ranks) all = all && std::find(remaining.begin(), remaining.end(), r) != remaining.end();
+    for (int64_t r : node_ranks)
+      all = all && std::find(remaining.begin(), remaining.end(), r) != remaining.end();
     if (!all) continue;
     Finding f;
     f.kind = "straggler";
@@ -149,20 +155,25 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late, std
     f.ranks = {r};
     f.nodes = ctx.nodes_of({r});
     f.cost_s = cost;
-    const double rel = l.mean_gap() > l.mean_excess() ? l.mean_excess() / (l.mean_gap() - l.mean_excess()) : 0;
+    const double rel =
+        l.mean_gap() > l.mean_excess() ? l.mean_excess() / (l.mean_gap() - l.mean_excess()) : 0;
     CauseGuess cause = gpu_cause(ctx, {r});
     f.evidence = ctx.describe_rank(r) + " computes " + fmt("%.1f", 100 * rel) +
                  "% longer than its peers doing the same work before " +
                  fmt("%.0f", 100 * l.positive_fraction()) + "% of its " + std::to_string(l.groups) +
                  " collectives and arrives last at " +
-                 fmt("%.0f", 100.0 * static_cast<double>(l.last) / static_cast<double>(std::max<uint64_t>(1, l.groups))) +
-                 "% of them; the others waited " + fmt("%.2f", cost) + " s for it. " + cause.sentence;
+                 fmt("%.0f", 100.0 * static_cast<double>(l.last) /
+                                 static_cast<double>(std::max<uint64_t>(1, l.groups))) +
+                 "% of them; the others waited " + fmt("%.2f", cost) + " s for it. " +
+                 cause.sentence;
     f.extra["cause"] = cause.cause;
     f.extra["slowdown"] = rel;
-    f.extra["last_arrival_fraction"] = static_cast<double>(l.last) / static_cast<double>(std::max<uint64_t>(1, l.groups));
+    f.extra["last_arrival_fraction"] =
+        static_cast<double>(l.last) / static_cast<double>(std::max<uint64_t>(1, l.groups));
     f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-    f.confidence = std::clamp(0.5 + (l.positive_fraction() - 0.5) + std::min(l.t_stat(), 30.0) / 100, 0.0, 0.99);
+    f.confidence = std::clamp(
+        0.5 + (l.positive_fraction() - 0.5) + std::min(l.t_stat(), 30.0) / 100, 0.0, 0.99);
     f.next_command = next_command_for_straggler(ctx, r);
     out.push_back(std::move(f));
   }

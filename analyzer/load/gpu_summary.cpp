@@ -24,7 +24,8 @@ GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
         if (g.first_slowdown_ns < 0) g.first_slowdown_ns = s.t_ns;
       }
     }
-    if (s.valid & trace::kValidTemperature) g.max_temperature_c = std::max(g.max_temperature_c, s.temperature_c);
+    if (s.valid & trace::kValidTemperature)
+      g.max_temperature_c = std::max(g.max_temperature_c, s.temperature_c);
     if (s.valid & trace::kValidEcc) {
       if (first_ecc) {
         g.ecc_uncorrected_first = s.ecc_uncorrected;
@@ -46,17 +47,19 @@ GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
     }
   }
   if (!clocks.empty()) {
-    std::nth_element(clocks.begin(), clocks.begin() + static_cast<long>(clocks.size() / 2), clocks.end());
+    std::nth_element(clocks.begin(), clocks.begin() + static_cast<long>(clocks.size() / 2),
+                     clocks.end());
     g.median_sm_clock_mhz = clocks[clocks.size() / 2];
   }
   return g;
 }
 
 std::string slowdown_reason_names(uint64_t reasons) {
-  static const std::pair<uint64_t, const char*> kNames[] = {
-      {0x4, "SW power cap"},           {0x8, "HW slowdown"},
-      {0x20, "SW thermal slowdown"},   {0x40, "HW thermal slowdown"},
-      {0x80, "HW power brake"}};
+  static const std::pair<uint64_t, const char*> kNames[] = {{0x4, "SW power cap"},
+                                                            {0x8, "HW slowdown"},
+                                                            {0x20, "SW thermal slowdown"},
+                                                            {0x40, "HW thermal slowdown"},
+                                                            {0x80, "HW power brake"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
     if (reasons & bit) out += (out.empty() ? "" : ", ") + std::string(name);

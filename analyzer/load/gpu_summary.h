@@ -17,8 +17,8 @@ inline constexpr uint64_t kSlowdownReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 struct GpuSummary {
   uint64_t samples = 0;
   uint64_t clock_samples = 0;
-  uint64_t slowdown_samples = 0;    // samples with a slowdown reason set
-  uint64_t slowdown_reasons = 0;    // union of the slowdown bits seen
+  uint64_t slowdown_samples = 0;  // samples with a slowdown reason set
+  uint64_t slowdown_reasons = 0;  // union of the slowdown bits seen
   double median_sm_clock_mhz = 0;
   uint32_t max_sm_clock_mhz = 0;
   uint32_t max_temperature_c = 0;
@@ -26,10 +26,12 @@ struct GpuSummary {
   uint64_t ecc_corrected_first = 0, ecc_corrected_last = 0;
   uint32_t remapped_first = 0, remapped_last = 0;
   uint32_t pcie_replays_first = 0, pcie_replays_last = 0;
-  int64_t first_slowdown_ns = -1;   // trace-local time of the first slowed sample
+  int64_t first_slowdown_ns = -1;  // trace-local time of the first slowed sample
 
   double slowdown_fraction() const {
-    return clock_samples ? static_cast<double>(slowdown_samples) / static_cast<double>(clock_samples) : 0;
+    return clock_samples
+               ? static_cast<double>(slowdown_samples) / static_cast<double>(clock_samples)
+               : 0;
   }
 };
 

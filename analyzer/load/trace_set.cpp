@@ -14,10 +14,16 @@ using trace::EventKind;
 
 bool notable(const trace::EventRecord& e) {
   switch (static_cast<EventKind>(e.kind)) {
-    case EventKind::kXid: case EventKind::kError: case EventKind::kWatchdog:
-    case EventKind::kSignal: case EventKind::kCommAbort: case EventKind::kAsyncError:
-    case EventKind::kShutdown: return true;
-    default: return false;
+    case EventKind::kXid:
+    case EventKind::kError:
+    case EventKind::kWatchdog:
+    case EventKind::kSignal:
+    case EventKind::kCommAbort:
+    case EventKind::kAsyncError:
+    case EventKind::kShutdown:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -156,7 +162,8 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     if (auto s = reader.stats(); s.ok()) {
       for (const auto& row : s.value()) {
-        ri.last_flush_local = std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
+        ri.last_flush_local =
+            std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
         ri.ops_dropped = std::max(ri.ops_dropped, row.ops_dropped);
       }
     } else {
@@ -172,8 +179,8 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     } else {
       fail(smp.status());
     }
-    if (Status s = read_clock_samples(reader, ri.op_count, options.clock_sample_window,
-                                      ri.clock_samples);
+    if (Status s =
+            read_clock_samples(reader, ri.op_count, options.clock_sample_window, ri.clock_samples);
         !s.ok()) {
       fail(s);
     }
@@ -189,12 +196,14 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
 
   for (auto& [id, ci] : comms) {
     ci.index = static_cast<int>(set.comms.size());
-    if (static_cast<int>(ci.members.size()) < ci.nranks) ci.members.resize(static_cast<size_t>(ci.nranks), -1);
+    if (static_cast<int>(ci.members.size()) < ci.nranks)
+      ci.members.resize(static_cast<size_t>(ci.nranks), -1);
     for (int64_t g : ci.members) {
       if (g < 0 || !set.ranks[static_cast<size_t>(g)].has_file) continue;
       ++ci.present;
       int node = set.ranks[static_cast<size_t>(g)].node_index;
-      if (std::find(ci.nodes.begin(), ci.nodes.end(), node) == ci.nodes.end()) ci.nodes.push_back(node);
+      if (std::find(ci.nodes.begin(), ci.nodes.end(), node) == ci.nodes.end())
+        ci.nodes.push_back(node);
     }
     std::sort(ci.nodes.begin(), ci.nodes.end());
     ci.intra_node = ci.nodes.size() <= 1;
@@ -215,7 +224,8 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     if (!ci.label.empty()) continue;
     char buf[96];
     if (ci.color >= 0) {
-      std::snprintf(buf, sizeof buf, "split %s (%d ranks, color %d)", ci.id_hex().c_str(), ci.nranks, ci.color);
+      std::snprintf(buf, sizeof buf, "split %s (%d ranks, color %d)", ci.id_hex().c_str(),
+                    ci.nranks, ci.color);
     } else {
       std::snprintf(buf, sizeof buf, "comm %s (%d ranks)", ci.id_hex().c_str(), ci.nranks);
     }

@@ -41,14 +41,14 @@ struct RankInfo {
   int64_t clock_monotonic_ns = 0;
   uint64_t op_count = 0;
   uint64_t ops_dropped = 0;
-  std::vector<trace::OpRecord> pending;     // the last /pending snapshot
-  std::vector<trace::EventRecord> events;   // XIDs, signals, errors, watchdog, shutdown
+  std::vector<trace::OpRecord> pending;    // the last /pending snapshot
+  std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
   std::vector<ClockSample> clock_samples;
   GpuSummary gpu;
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
-  bool shutdown = false;       // a clean end of tracing was recorded
+  bool shutdown = false;                           // a clean end of tracing was recorded
   int64_t last_signal = 0;
-  std::string read_error;      // set if part of the file could not be read
+  std::string read_error;  // set if part of the file could not be read
 
   int64_t to_job(int64_t local) const {
     return local == trace::kUnknownTime ? trace::kUnknownTime : local + shift_ns - offset_ns;
@@ -67,7 +67,7 @@ struct CommInfo {
   std::vector<int> nodes;        // node indices of the known members
   int present = 0;               // members with a readable trace
   bool intra_node = true;
-  std::string label;             // "world", "split 0x.. color 3", ...
+  std::string label;  // "world", "split 0x.. color 3", ...
 
   std::string id_hex() const;
 };
@@ -76,12 +76,12 @@ struct TraceSet {
   std::string dir;
   std::string job_id;
   int64_t world_size = 0;
-  std::vector<RankInfo> ranks;          // index = global rank
-  std::vector<std::string> nodes;       // node names in order of first rank
+  std::vector<RankInfo> ranks;     // index = global rank
+  std::vector<std::string> nodes;  // node names in order of first rank
   std::vector<std::vector<int64_t>> node_ranks;
   std::vector<CommInfo> comms;
   std::unordered_map<uint64_t, int> comm_index;
-  std::vector<std::string> warnings;    // corrupt or unreadable files, named
+  std::vector<std::string> warnings;  // corrupt or unreadable files, named
   int64_t base_realtime_ns = 0;
   bool simulated = false;
 

@@ -42,7 +42,8 @@ OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
     // Device timing was on for this op but the device never reached it.
     t.device_started = !(op.flags & trace::kFlagDeviceTimed) ||
                        op.status == static_cast<uint8_t>(trace::OpStatus::kComplete);
-    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending)) t.device_started = false;
+    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending))
+      t.device_started = false;
   }
   if (op.status == static_cast<uint8_t>(trace::OpStatus::kComplete)) {
     if (op.t_dev_end_ns != trace::kUnknownTime) {
@@ -130,7 +131,8 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.count = op.count;
     g.bytes = op.bytes;
     g.root = root;
-  } else if (!g.mismatch && (g.op != op.op || g.dtype != op.dtype || g.count != op.count || g.root != root)) {
+  } else if (!g.mismatch &&
+             (g.op != op.op || g.dtype != op.dtype || g.count != op.count || g.root != root)) {
     g.mismatch = true;
     mismatches_.emplace_back(ci, op.seq);
   }
@@ -160,7 +162,8 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   if (t.end != kNever) prev_end = std::max(prev_end, t.end);
 }
 
-void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op, const OpTimes& t) {
+void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op,
+                         const OpTimes& t) {
   const int me = set_.comm_rank_of(comm, rank.rank);
   if (me < 0 || op.peer < 0) return;
   const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;

@@ -20,9 +20,9 @@ inline constexpr int64_t kNever = INT64_MIN;
 
 // Times in this module are job times (clock-aligned ns).
 struct OpTimes {
-  int64_t arrival = kNever;   // device start, else host enter
-  int64_t end = kNever;       // device end, else host exit; kNever if incomplete
-  bool device_started = true; // false: enqueued on the host, device never started
+  int64_t arrival = kNever;    // device start, else host enter
+  int64_t end = kNever;        // device end, else host exit; kNever if incomplete
+  bool device_started = true;  // false: enqueued on the host, device never started
 };
 OpTimes op_times(const RankInfo& rank, const trace::OpRecord& op);
 
@@ -34,7 +34,7 @@ struct GroupAgg {
   int64_t max_end = kNever;
   int64_t gap_sum = 0;
   double gap_sq_sum = 0;
-  uint64_t count = 0;       // signature of the first member seen
+  uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
   int32_t last_rank = -1;
   int32_t entered = 0;
@@ -47,7 +47,11 @@ struct GroupAgg {
   bool mismatch = false;
 
   bool complete(int present) const { return entered == present && completed == present; }
-  int64_t transfer() const { return min_end == INT64_MAX || max_arrival == kNever ? -1 : std::max<int64_t>(0, min_end - max_arrival); }
+  int64_t transfer() const {
+    return min_end == INT64_MAX || max_arrival == kNever
+               ? -1
+               : std::max<int64_t>(0, min_end - max_arrival);
+  }
 };
 
 struct CommGroups {
@@ -77,8 +81,8 @@ struct P2PStats {
   int64_t src = -1, dst = -1;
   uint64_t count = 0;
   double bytes = 0;
-  double transfer_ns = 0;     // end minus later arrival, summed
-  std::vector<float> busbw;   // GB/s, a bounded sample
+  double transfer_ns = 0;    // end minus later arrival, summed
+  std::vector<float> busbw;  // GB/s, a bounded sample
 };
 
 // Bandwidth observations of one comm for one (op, size bucket).
@@ -122,7 +126,9 @@ class GroupTable {
   struct P2PKeyHash {
     size_t operator()(const P2PKey& k) const {
       uint64_t h = static_cast<uint64_t>(k.comm) * 0x9e3779b97f4a7c15ull;
-      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32 | static_cast<uint32_t>(k.dst)) * 0xbf58476d1ce4e5b9ull;
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32 |
+            static_cast<uint32_t>(k.dst)) *
+           0xbf58476d1ce4e5b9ull;
       return h ^ (k.peer_seq * 0x94d049bb133111ebull);
     }
   };
@@ -131,9 +137,10 @@ class GroupTable {
     uint64_t bytes = 0;
   };
 
-  void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op, int64_t& prev_end,
-              bool from_pending);
-  void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op, const OpTimes& t);
+  void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
+              int64_t& prev_end, bool from_pending);
+  void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
+               const OpTimes& t);
 
   const TraceSet& set_;
   std::vector<CommGroups> comms_;

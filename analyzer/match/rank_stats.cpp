@@ -44,7 +44,8 @@ RankStatsPass::RankStatsPass(const GroupTable& table) : table_(table) {
   }
 }
 
-Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& reader,
+                               size_t batch) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
   int64_t prev_end = kNever;
@@ -79,7 +80,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     l.wait_ns += static_cast<double>(g->max_arrival - t.arrival);
     if (g->last_rank == rank.rank) {
       ++l.last;
-      const double margin = static_cast<double>(g->max_arrival - std::max(g->second_arrival, g->min_arrival));
+      const double margin =
+          static_cast<double>(g->max_arrival - std::max(g->second_arrival, g->min_arrival));
       // Others waited `margin` for us; our own excess is what we added to it.
       l.cost_ns += std::clamp(excess, 0.0, margin);
     }

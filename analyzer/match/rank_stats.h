@@ -13,19 +13,21 @@
 namespace ringside::analysis {
 
 struct Lateness {
-  uint64_t groups = 0;        // complete ops with a measurable gap
-  uint64_t last = 0;          // ops where this rank arrived last
+  uint64_t groups = 0;  // complete ops with a measurable gap
+  uint64_t last = 0;    // ops where this rank arrived last
   uint64_t excess_positive = 0;
-  double excess_sum = 0;      // own gap minus the others' mean gap, ns
+  double excess_sum = 0;  // own gap minus the others' mean gap, ns
   double excess_sq_sum = 0;
-  double gap_sum = 0;         // own gaps, ns
-  double cost_ns = 0;         // time the others waited for this rank because of its excess
-  double wait_ns = 0;         // time this rank waited for the last arrival
+  double gap_sum = 0;  // own gaps, ns
+  double cost_ns = 0;  // time the others waited for this rank because of its excess
+  double wait_ns = 0;  // time this rank waited for the last arrival
 
   void add(const Lateness& o);
   double mean_excess() const { return groups ? excess_sum / static_cast<double>(groups) : 0; }
   double mean_gap() const { return groups ? gap_sum / static_cast<double>(groups) : 0; }
-  double positive_fraction() const { return groups ? static_cast<double>(excess_positive) / static_cast<double>(groups) : 0; }
+  double positive_fraction() const {
+    return groups ? static_cast<double>(excess_positive) / static_cast<double>(groups) : 0;
+  }
   // Student t of the mean excess (how sure we are it is not noise).
   double t_stat() const;
 };

@@ -18,16 +18,19 @@ std::string other_node(const Context& ctx, const std::vector<std::string>& avoid
 std::string next_command_for_straggler(const Context& ctx, int64_t rank) {
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(rank)];
   std::string bus = ri.gpu_pci_bus_id.empty() ? std::to_string(ri.gpu_device) : ri.gpu_pci_bus_id;
-  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE -i " + bus +
-         "   # then: srun -w " + ri.node + " --ntasks-per-node=8 nccl_bench validate";
+  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE -i " +
+         bus + "   # then: srun -w " + ri.node + " --ntasks-per-node=8 nccl_bench validate";
 }
 
 std::string next_command_for_node_straggler(const Context&, const std::string& node) {
-  return "srun -w " + node + " --ntasks-per-node=8 nccl_bench validate   # and check the node for other load (top, dmesg)";
+  return "srun -w " + node +
+         " --ntasks-per-node=8 nccl_bench validate   # and check the node for other load (top, "
+         "dmesg)";
 }
 
 std::string next_command_for_imbalance(const Context&, bool structural) {
-  return structural ? "rebalance the partition (e.g. layers per pipeline stage) and re-run under `ringside run`"
+  return structural ? "rebalance the partition (e.g. layers per pipeline stage) and re-run under "
+                      "`ringside run`"
                     : "bucket or pack samples by length so every rank gets similar work per step";
 }
 
@@ -40,42 +43,50 @@ std::string next_command_for_link(const Context& ctx, const std::vector<std::str
   if (pair.size() < 2 || pair[0] == pair[1]) {
     return "srun -w " + pair[0] + " -N1 --ntasks-per-node=8 nccl_bench all_reduce -b 1M -e 1G -f 2";
   }
-  return "srun -w " + pair[0] + "," + pair[1] + " --ntasks-per-node=1 nccl_bench sendrecv -b 1M -e 1G -f 2";
+  return "srun -w " + pair[0] + "," + pair[1] +
+         " --ntasks-per-node=1 nccl_bench sendrecv -b 1M -e 1G -f 2";
 }
 
 std::string next_command_for_hang(const Context& ctx, const Finding& f) {
   if (f.subkind == "all_stuck") {
     std::string nodes;
     for (const auto& n : f.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-    return "srun -w " + nodes + " --ntasks-per-node=8 nccl_bench validate   # test the links the comm uses";
+    return "srun -w " + nodes +
+           " --ntasks-per-node=8 nccl_bench validate   # test the links the comm uses";
   }
   if (f.ranks.empty()) return "inspect the stacks of the ranks in the comm (py-spy dump / gdb)";
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(f.ranks.front())];
-  if (!ri.has_file) return "look for rank " + std::to_string(ri.rank) + "'s output and exit status in the job log";
+  if (!ri.has_file)
+    return "look for rank " + std::to_string(ri.rank) + "'s output and exit status in the job log";
   if (f.subkind == "dead_rank") {
-    return "sacct -j " + ctx.set.job_id + " --format=JobID,State,ExitCode,NodeList   # and dmesg on " + ri.node;
+    return "sacct -j " + ctx.set.job_id +
+           " --format=JobID,State,ExitCode,NodeList   # and dmesg on " + ri.node;
   }
   if (f.subkind == "gpu_stall") {
-    return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " nvidia-smi -q -i " + ri.gpu_pci_bus_id +
-           "   # look for XIDs / a hung context";
+    return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " nvidia-smi -q -i " +
+           ri.gpu_pci_bus_id + "   # look for XIDs / a hung context";
   }
-  return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " py-spy dump --pid " + std::to_string(ri.pid) +
-         "   # where is rank " + std::to_string(ri.rank) + " stuck?";
+  return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " py-spy dump --pid " +
+         std::to_string(ri.pid) + "   # where is rank " + std::to_string(ri.rank) + " stuck?";
 }
 
 std::string next_command_for_desync(const Context&, const Finding& f) {
-  return "compare the code path of rank " + (f.ranks.empty() ? std::string("?") : std::to_string(f.ranks.front())) +
-         " with the others before this collective (conditional collectives, uneven last batch, shape mismatch)";
+  return "compare the code path of rank " +
+         (f.ranks.empty() ? std::string("?") : std::to_string(f.ranks.front())) +
+         " with the others before this collective (conditional collectives, uneven last batch, "
+         "shape mismatch)";
 }
 
 std::string next_command_for_gpu(const Context& ctx, const Finding& f) {
   if (f.ranks.empty()) return "";
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(f.ranks.front())];
   if (f.subkind == "throttling") {
-    return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i " + ri.gpu_pci_bus_id;
+    return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i " +
+           ri.gpu_pci_bus_id;
   }
-  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i " + ri.gpu_pci_bus_id +
-         "   # if confirmed: scontrol update nodename=" + ri.node + " state=drain reason=\"GPU " + f.subkind + "\"";
+  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i " +
+         ri.gpu_pci_bus_id + "   # if confirmed: scontrol update nodename=" + ri.node +
+         " state=drain reason=\"GPU " + f.subkind + "\"";
 }
 
 }  // namespace ringside::analysis

@@ -15,16 +15,19 @@ int kind_order(const Finding& f) {
 }  // namespace
 
 void rank_findings_and_set_verdict(Report& report) {
-  std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
-    if (kind_order(a) != kind_order(b)) return kind_order(a) < kind_order(b);
-    if (a.cost_s != b.cost_s) return a.cost_s > b.cost_s;
-    return a.severity > b.severity;
-  });
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     if (kind_order(a) != kind_order(b)) return kind_order(a) < kind_order(b);
+                     if (a.cost_s != b.cost_s) return a.cost_s > b.cost_s;
+                     return a.severity > b.severity;
+                   });
   bool hung = false;
   for (const auto& f : report.findings) hung = hung || f.kind == "hang" || f.kind == "desync";
   report.verdict = hung ? "hung" : report.findings.empty() ? "healthy" : "degraded";
 }
 
-int exit_code(const Report& report) { return report.findings.empty() ? 0 : 1; }
+int exit_code(const Report& report) {
+  return report.findings.empty() ? 0 : 1;
+}
 
 }  // namespace ringside::analysis

@@ -46,10 +46,14 @@ nlohmann::json report_to_json(const Report& r) {
   w["slowdown"] = r.what_if.ideal_s > 0 ? r.what_if.actual_s / r.what_if.ideal_s : 1.0;
   w["per_cause"] = nlohmann::json::array();
   for (const auto& c : r.what_if.per_cause) {
-    w["per_cause"].push_back({{"finding", c.finding}, {"cause", c.cause}, {"saved_s", c.saved_s}, {"fraction", c.fraction}});
+    w["per_cause"].push_back({{"finding", c.finding},
+                              {"cause", c.cause},
+                              {"saved_s", c.saved_s},
+                              {"fraction", c.fraction}});
   }
   w["per_rank"] = nlohmann::json::array();
-  for (const auto& p : r.what_if.per_rank) w["per_rank"].push_back({{"rank", p.rank}, {"saved_s", p.saved_s}});
+  for (const auto& p : r.what_if.per_rank)
+    w["per_rank"].push_back({{"rank", p.rank}, {"saved_s", p.saved_s}});
   j["what_if"] = w;
   nlohmann::json clock;
   clock["aligned"] = r.clock.aligned;

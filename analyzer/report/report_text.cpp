@@ -24,25 +24,29 @@ std::string join_ranks(const std::vector<int64_t>& r) {
 void render_text(const Report& r, std::ostream& out, size_t max_findings) {
   std::string verdict = r.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  out << "ringside analyze: job " << r.job << ", " << r.ranks << " ranks on " << r.nodes.size() << " node"
-      << (r.nodes.size() == 1 ? "" : "s") << (r.simulated ? " (sim)" : "") << "\n";
+  out << "ringside analyze: job " << r.job << ", " << r.ranks << " ranks on " << r.nodes.size()
+      << " node" << (r.nodes.size() == 1 ? "" : "s") << (r.simulated ? " (sim)" : "") << "\n";
   out << "verdict: " << verdict;
   if (r.what_if.actual_s > 0 && r.verdict != "hung") {
     out << "  (job " << fmt("%.1f", r.what_if.actual_s) << " s";
     if (r.what_if.ideal_s > 0 && r.what_if.ideal_s < r.what_if.actual_s) {
-      out << ", " << fmt("%.2f", r.what_if.actual_s / r.what_if.ideal_s) << "x slower than without the causes below";
+      out << ", " << fmt("%.2f", r.what_if.actual_s / r.what_if.ideal_s)
+          << "x slower than without the causes below";
     }
     out << ")";
   }
   out << "\n";
-  if (r.findings.empty()) out << "no findings: collectives, links and GPUs look consistent across ranks.\n";
+  if (r.findings.empty())
+    out << "no findings: collectives, links and GPUs look consistent across ranks.\n";
   for (size_t i = 0; i < r.findings.size() && i < max_findings; ++i) {
     const Finding& f = r.findings[i];
     out << "\n" << i + 1 << ". [" << f.kind << (f.subkind.empty() ? "" : "/" + f.subkind) << "]";
-    if (!f.ranks.empty()) out << " rank" << (f.ranks.size() > 1 ? "s " : " ") << join_ranks(f.ranks);
+    if (!f.ranks.empty())
+      out << " rank" << (f.ranks.size() > 1 ? "s " : " ") << join_ranks(f.ranks);
     if (!f.nodes.empty()) {
       out << "  node" << (f.nodes.size() > 1 ? "s " : " ");
-      for (size_t k = 0; k < f.nodes.size(); ++k) out << (k ? (f.kind == "slow_link" ? "<->" : ",") : "") << f.nodes[k];
+      for (size_t k = 0; k < f.nodes.size(); ++k)
+        out << (k ? (f.kind == "slow_link" ? "<->" : ",") : "") << f.nodes[k];
     }
     if (f.comm) out << "  comm " << f.comm_label;
     if (f.seq) out << "  op #" << *f.seq;
@@ -56,12 +60,14 @@ void render_text(const Report& r, std::ostream& out, size_t max_findings) {
   }
   if (!r.what_if.per_cause.empty()) {
     const auto& top = r.what_if.per_cause.front();
-    out << "\nwhat-if: " << fmt("%.1f", r.what_if.actual_s) << " s actual, ~" << fmt("%.1f", r.what_if.ideal_s)
-        << " s without the diagnosed causes; " << fmt("%.0f", 100 * top.saved_s / (r.what_if.actual_s - r.what_if.ideal_s))
+    out << "\nwhat-if: " << fmt("%.1f", r.what_if.actual_s) << " s actual, ~"
+        << fmt("%.1f", r.what_if.ideal_s) << " s without the diagnosed causes; "
+        << fmt("%.0f", 100 * top.saved_s / (r.what_if.actual_s - r.what_if.ideal_s))
         << "% of the loss is due to " << top.cause << "\n";
   }
   if (r.clock.aligned && r.clock.max_abs_offset_ms >= 0.1) {
-    out << "clocks: node offsets up to " << fmt("%.1f", r.clock.max_abs_offset_ms) << " ms, corrected\n";
+    out << "clocks: node offsets up to " << fmt("%.1f", r.clock.max_abs_offset_ms)
+        << " ms, corrected\n";
   }
 }
 

@@ -14,7 +14,7 @@ using trace::OpRecord;
 
 constexpr int kFloat32 = 7;  // ncclFloat32
 constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kStartNs = 2'000 * kMs;        // processes start within the first 2 s
+constexpr int64_t kStartNs = 2'000 * kMs;            // processes start within the first 2 s
 constexpr int64_t kKillAfterHangNs = 120'000 * kMs;  // a hung job is killed 2 minutes later
 constexpr uint64_t kWorldSeqNever = ~0ull;
 
@@ -114,8 +114,7 @@ SynthModel::SynthModel(const SynthSpec& spec) : spec_(spec) {
   }
   for (int r = 0; r < n; ++r) {
     auto add_unique = [](std::vector<int>& v, int c) {
-      if (c >= 0 && (v.empty() || v.back() != c) &&
-          std::find(v.begin(), v.end(), c) == v.end()) {
+      if (c >= 0 && (v.empty() || v.back() != c) && std::find(v.begin(), v.end(), c) == v.end()) {
         v.push_back(c);
       }
     };
@@ -216,9 +215,14 @@ int64_t SynthModel::p2p_ns(int a, int b, uint64_t bytes, int step) const {
 const Fault* SynthModel::hang_fault() const {
   for (const Fault& x : spec_.faults) {
     switch (x.kind) {
-      case FaultKind::kStop: case FaultKind::kAllStuck: case FaultKind::kStall:
-      case FaultKind::kDesync: case FaultKind::kCrash: return &x;
-      default: break;
+      case FaultKind::kStop:
+      case FaultKind::kAllStuck:
+      case FaultKind::kStall:
+      case FaultKind::kDesync:
+      case FaultKind::kCrash:
+        return &x;
+      default:
+        break;
     }
   }
   return nullptr;

@@ -50,7 +50,9 @@ const char* fault_kind_name(FaultKind kind) {
   return "unknown";
 }
 
-std::string node_name(int node_index) { return "node" + std::to_string(node_index + 1); }
+std::string node_name(int node_index) {
+  return "node" + std::to_string(node_index + 1);
+}
 
 Result<Fault> parse_fault(std::string_view text) {
   const std::string whole(text);
@@ -82,12 +84,13 @@ Result<Fault> parse_fault(std::string_view text) {
   }
   for (const auto& key : info->required) {
     if (!kv.count(key)) {
-      return Status::error("--fault '" + whole + "': missing '" + key + "=' (" + name +
-                           " needs " + [&] {
+      return Status::error("--fault '" + whole + "': missing '" + key + "=' (" + name + " needs " +
+                           [&] {
                              std::string s;
                              for (const auto& k : info->required) s += (s.empty() ? "" : ", ") + k;
                              return s;
-                           }() + ")");
+                           }() +
+                           ")");
     }
   }
   Fault f;
@@ -167,9 +170,15 @@ Status validate(const SynthSpec& s) {
       return err(what + "needs --pp >= 2 and stage below --pp");
     }
     switch (f.kind) {
-      case FaultKind::kStop: case FaultKind::kAllStuck: case FaultKind::kStall:
-      case FaultKind::kDesync: case FaultKind::kCrash: ++hang_faults; break;
-      default: break;
+      case FaultKind::kStop:
+      case FaultKind::kAllStuck:
+      case FaultKind::kStall:
+      case FaultKind::kDesync:
+      case FaultKind::kCrash:
+        ++hang_faults;
+        break;
+      default:
+        break;
     }
   }
   if (hang_faults > 1) return err("at most one of stop/all_stuck/stall/desync/crash per job");

@@ -16,7 +16,7 @@ namespace {
 using trace::OpRecord;
 
 constexpr int64_t kEpochNs = 1'780'000'000'000'000'000;  // an arbitrary 2026 wall-clock origin
-constexpr size_t kStage = 512;                             // ops buffered per rank before append
+constexpr size_t kStage = 512;                           // ops buffered per rank before append
 
 // NVML clock-event reason bits.
 constexpr uint64_t kSwThermal = 0x20, kHwThermal = 0x40;
@@ -26,8 +26,12 @@ class BatchSink : public OpSink {
  public:
   BatchSink(int lo, int hi, const SynthModel& model,
             std::vector<std::unique_ptr<trace::TraceWriter>>& writers)
-      : lo_(lo), hi_(hi), model_(model), writers_(writers),
-        staged_(static_cast<size_t>(hi - lo)), counts_(static_cast<size_t>(hi - lo), 0) {}
+      : lo_(lo),
+        hi_(hi),
+        model_(model),
+        writers_(writers),
+        staged_(static_cast<size_t>(hi - lo)),
+        counts_(static_cast<size_t>(hi - lo), 0) {}
 
   void op(int rank, const OpRecord& op) override {
     if (rank < lo_ || rank >= hi_) return;
@@ -191,8 +195,8 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
     }
   }
   if (end.killed) {
-    events.push_back(event(trace::EventKind::kSignal, end.last_flush_ns - start, 15, -1,
-                           "SIGTERM received"));
+    events.push_back(
+        event(trace::EventKind::kSignal, end.last_flush_ns - start, 15, -1, "SIGTERM received"));
   } else if (!end.crashed) {
     events.push_back(event(trace::EventKind::kShutdown, end.last_flush_ns - start, 0, -1,
                            "tracing stopped at exit"));
@@ -214,7 +218,8 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
   if (Status s = validate(spec); !s.ok()) return s;
   std::error_code ec;
   std::filesystem::create_directories(spec.out_dir, ec);
-  if (ec) return Status::error(spec.out_dir + ": cannot create the output directory: " + ec.message());
+  if (ec)
+    return Status::error(spec.out_dir + ": cannot create the output directory: " + ec.message());
   for (const auto& entry : std::filesystem::directory_iterator(spec.out_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("ringside-", 0) == 0 && name.size() > 3 &&
@@ -243,7 +248,8 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
       auto w = trace::TraceWriter::create(path, make_meta(spec, model, r), options);
       if (!w.ok()) return w.status();
       auto comms = comm_records(model, r);
-      if (Status s = w.value()->append(std::span<const trace::CommRecord>(comms)); !s.ok()) return s;
+      if (Status s = w.value()->append(std::span<const trace::CommRecord>(comms)); !s.ok())
+        return s;
       writers[static_cast<size_t>(r - lo)] = std::move(w.value());
     }
     BatchSink sink(lo, hi, model, writers);

@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
     if (auto s = reader.stats(); s.ok()) records += s->size();
     if (auto p = reader.last_pending(); p.ok()) records += p->size();
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("{\"files\": %zu, \"records\": %llu, \"seconds\": %.3f, \"checksum\": %llu}\n", listing->files.size(),
-              static_cast<unsigned long long>(records), secs, static_cast<unsigned long long>(checksum % 1000));
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("{\"files\": %zu, \"records\": %llu, \"seconds\": %.3f, \"checksum\": %llu}\n",
+              listing->files.size(), static_cast<unsigned long long>(records), secs,
+              static_cast<unsigned long long>(checksum % 1000));
   return 0;
 }

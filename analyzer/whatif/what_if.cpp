@@ -19,7 +19,8 @@ WhatIf compute_what_if(const Context& ctx, const std::vector<Finding>& findings)
     saved_total += saved;
     std::string cause = f.kind;
     if (!f.subkind.empty()) cause += " (" + f.subkind + ")";
-    if (f.ranks.size() == 1) cause += " rank " + std::to_string(f.ranks.front());
+    if (f.ranks.size() == 1)
+      cause += " rank " + std::to_string(f.ranks.front());
     else if (!f.nodes.empty()) {
       cause += " ";
       for (size_t k = 0; k < f.nodes.size(); ++k) cause += (k ? "-" : "") + f.nodes[k];
@@ -30,13 +31,15 @@ WhatIf compute_what_if(const Context& ctx, const std::vector<Finding>& findings)
     for (int64_t r : f.ranks) own_sum += ctx.stats.ranks()[static_cast<size_t>(r)].total.cost_ns;
     for (int64_t r : f.ranks) {
       const double own = ctx.stats.ranks()[static_cast<size_t>(r)].total.cost_ns;
-      per_rank[r] += f.kind != "slow_link" && own_sum > 0 ? saved * own / own_sum
-                                                           : saved / static_cast<double>(f.ranks.size());
+      per_rank[r] += f.kind != "slow_link" && own_sum > 0
+                         ? saved * own / own_sum
+                         : saved / static_cast<double>(f.ranks.size());
     }
   }
   w.ideal_s = w.actual_s - saved_total;
   for (const auto& [r, s] : per_rank) w.per_rank.push_back({r, s});
-  std::sort(w.per_rank.begin(), w.per_rank.end(), [](const RankSaving& a, const RankSaving& b) { return a.saved_s > b.saved_s; });
+  std::sort(w.per_rank.begin(), w.per_rank.end(),
+            [](const RankSaving& a, const RankSaving& b) { return a.saved_s > b.saved_s; });
   if (w.per_rank.size() > 32) w.per_rank.resize(32);
   return w;
 }

@@ -14,20 +14,20 @@
 namespace ringside::config {
 
 enum class Type {
-  kBool,      // 1/0, true/false, yes/no, on/off
-  kInt,       // decimal integer, whole string
-  kDouble,    // decimal number, whole string
-  kString,    // any text (may be constrained by `choices`)
-  kSeconds,   // number with optional unit: 500ms, 2s, 5m, 1h (no unit = seconds)
-  kBytes,     // integer with optional unit: 8, 64K, 1M, 8G (powers of 1024)
+  kBool,     // 1/0, true/false, yes/no, on/off
+  kInt,      // decimal integer, whole string
+  kDouble,   // decimal number, whole string
+  kString,   // any text (may be constrained by `choices`)
+  kSeconds,  // number with optional unit: 500ms, 2s, 5m, 1h (no unit = seconds)
+  kBytes,    // integer with optional unit: 8, 64K, 1M, 8G (powers of 1024)
 };
 
 struct OptionSpec {
-  const char* name;           // e.g. "RINGSIDE_OUTPUT"
+  const char* name;  // e.g. "RINGSIDE_OUTPUT"
   Type type;
   const char* default_value;  // in the same syntax as the user would type it
   const char* description;
-  double min = 0;             // numeric bounds, inclusive; ignored when min > max
+  double min = 0;  // numeric bounds, inclusive; ignored when min > max
   double max = -1;
   const char* choices = nullptr;  // kString: "a|b|c" or nullptr for free text
 };

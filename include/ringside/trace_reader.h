@@ -34,7 +34,8 @@ class TraceReader {
   Result<size_t> read_ops(uint64_t first, std::span<OpRecord> out) const;
   // Calls `fn` on consecutive batches of at most `batch` ops; stops early and
   // returns the error if a read fails, or if fn returns false (then ok).
-  Status for_each_op_batch(size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn) const;
+  Status for_each_op_batch(size_t batch,
+                           const std::function<bool(std::span<const OpRecord>)>& fn) const;
 
   // Small tables, read whole.
   Result<std::vector<SampleRecord>> samples() const;
@@ -60,9 +61,9 @@ struct TraceDirEntry {
 struct TraceDirListing {
   std::string job_id;
   int64_t world_size = 0;
-  std::vector<TraceDirEntry> files;       // readable rank files, sorted by rank
-  std::vector<int64_t> missing_ranks;     // ranks 0..world_size-1 with no file
-  std::vector<std::string> bad_files;     // "path: reason" for files that could not be opened
+  std::vector<TraceDirEntry> files;    // readable rank files, sorted by rank
+  std::vector<int64_t> missing_ranks;  // ranks 0..world_size-1 with no file
+  std::vector<std::string> bad_files;  // "path: reason" for files that could not be opened
 };
 
 // Lists and opens the headers of every trace in `dir`.  Errors: not a

@@ -18,103 +18,104 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
 //
 // Times are nanoseconds on CLOCK_MONOTONIC relative to the file's
 // `clock_monotonic_ns` attribute (see docs/trace-format.md, "Clocks").
-#define RINGSIDE_OP_FIELDS(X)                                                                      \
-  X(int64_t, t_enter_ns, "ns", "host time the application entered the NCCL call")                  \
-  X(int64_t, t_exit_ns, "ns", "host time the NCCL call returned (-1 if it never returned)")        \
-  X(int64_t, t_dev_start_ns, "ns", "device time the op started on its stream (-1 if unknown)")     \
-  X(int64_t, t_dev_end_ns, "ns", "device time the op finished on its stream (-1 if unknown)")      \
-  X(uint64_t, comm_id, "", "communicator id, equal on every member rank")                          \
-  X(uint64_t, seq, "", "collective sequence number within the communicator, from 0")             \
-  X(uint64_t, count, "elements", "element count as passed to NCCL")                                \
-  X(uint64_t, bytes, "bytes", "message size used for bandwidth (nccl-tests convention)")           \
-  X(uint64_t, stream, "", "cudaStream_t value the op was enqueued on")                             \
-  X(uint32_t, group_id, "", "per-thread group number when issued inside ncclGroupStart/End, else 0") \
-  X(int32_t, peer, "", "root for rooted collectives, peer for send/recv, else -1")                \
-  X(uint32_t, peer_seq, "", "send/recv only: sequence number per (peer, direction), from 0")       \
-  X(uint8_t, op, "", "operation, see OpKind")                                                      \
-  X(uint8_t, dtype, "", "ncclDataType_t value")                                                    \
-  X(uint8_t, redop, "", "ncclRedOp_t value; 255 for user-defined ops; 0 where not applicable")     \
-  X(uint8_t, flags, "", "bit set, see OpFlag")                                                     \
+#define RINGSIDE_OP_FIELDS(X)                                                                  \
+  X(int64_t, t_enter_ns, "ns", "host time the application entered the NCCL call")              \
+  X(int64_t, t_exit_ns, "ns", "host time the NCCL call returned (-1 if it never returned)")    \
+  X(int64_t, t_dev_start_ns, "ns", "device time the op started on its stream (-1 if unknown)") \
+  X(int64_t, t_dev_end_ns, "ns", "device time the op finished on its stream (-1 if unknown)")  \
+  X(uint64_t, comm_id, "", "communicator id, equal on every member rank")                      \
+  X(uint64_t, seq, "", "collective sequence number within the communicator, from 0")           \
+  X(uint64_t, count, "elements", "element count as passed to NCCL")                            \
+  X(uint64_t, bytes, "bytes", "message size used for bandwidth (nccl-tests convention)")       \
+  X(uint64_t, stream, "", "cudaStream_t value the op was enqueued on")                         \
+  X(uint32_t, group_id, "",                                                                    \
+    "per-thread group number when issued inside ncclGroupStart/End, else 0")                   \
+  X(int32_t, peer, "", "root for rooted collectives, peer for send/recv, else -1")             \
+  X(uint32_t, peer_seq, "", "send/recv only: sequence number per (peer, direction), from 0")   \
+  X(uint8_t, op, "", "operation, see OpKind")                                                  \
+  X(uint8_t, dtype, "", "ncclDataType_t value")                                                \
+  X(uint8_t, redop, "", "ncclRedOp_t value; 255 for user-defined ops; 0 where not applicable") \
+  X(uint8_t, flags, "", "bit set, see OpFlag")                                                 \
   X(uint8_t, status, "", "see OpStatus")
 
 // One row per GPU counter sample.  `valid` says which fields were read.
-#define RINGSIDE_SAMPLE_FIELDS(X)                                                                  \
-  X(int64_t, t_ns, "ns", "sample time")                                                            \
-  X(int32_t, device, "", "CUDA device ordinal the sample is for")                                 \
-  X(uint32_t, valid, "", "bit set of fields that were read, see SampleValid")                      \
-  X(uint32_t, sm_clock_mhz, "MHz", "SM clock")                                                     \
-  X(uint32_t, mem_clock_mhz, "MHz", "memory clock")                                                \
-  X(uint64_t, clock_event_reasons, "", "NVML clock event (throttle) reason bit mask")              \
-  X(uint32_t, temperature_c, "C", "GPU temperature")                                               \
-  X(uint32_t, power_mw, "mW", "power draw")                                                        \
-  X(uint32_t, util_gpu_pct, "%", "GPU utilization")                                                \
-  X(uint32_t, util_mem_pct, "%", "memory controller utilization")                                  \
-  X(uint64_t, mem_used_bytes, "bytes", "device memory in use")                                     \
-  X(uint64_t, ecc_corrected, "", "volatile corrected ECC error count")                             \
-  X(uint64_t, ecc_uncorrected, "", "volatile uncorrected ECC error count")                         \
-  X(uint32_t, remapped_rows, "", "remapped rows (correctable + uncorrectable)")                    \
+#define RINGSIDE_SAMPLE_FIELDS(X)                                                     \
+  X(int64_t, t_ns, "ns", "sample time")                                               \
+  X(int32_t, device, "", "CUDA device ordinal the sample is for")                     \
+  X(uint32_t, valid, "", "bit set of fields that were read, see SampleValid")         \
+  X(uint32_t, sm_clock_mhz, "MHz", "SM clock")                                        \
+  X(uint32_t, mem_clock_mhz, "MHz", "memory clock")                                   \
+  X(uint64_t, clock_event_reasons, "", "NVML clock event (throttle) reason bit mask") \
+  X(uint32_t, temperature_c, "C", "GPU temperature")                                  \
+  X(uint32_t, power_mw, "mW", "power draw")                                           \
+  X(uint32_t, util_gpu_pct, "%", "GPU utilization")                                   \
+  X(uint32_t, util_mem_pct, "%", "memory controller utilization")                     \
+  X(uint64_t, mem_used_bytes, "bytes", "device memory in use")                        \
+  X(uint64_t, ecc_corrected, "", "volatile corrected ECC error count")                \
+  X(uint64_t, ecc_uncorrected, "", "volatile uncorrected ECC error count")            \
+  X(uint32_t, remapped_rows, "", "remapped rows (correctable + uncorrectable)")       \
   X(uint32_t, pcie_replays, "", "PCIe replay counter")
 
-#define RINGSIDE_EVENT_FIELDS(X)                                                                   \
-  X(int64_t, t_ns, "ns", "event time")                                                             \
-  X(uint64_t, comm_id, "", "communicator concerned, 0 if none")                                    \
-  X(uint64_t, seq, "", "op sequence concerned (watchdog), else 0")                                 \
-  X(int64_t, value, "", "kind-specific value: XID code, signal number, NCCL result, drop count")  \
-  X(int32_t, device, "", "CUDA device ordinal, -1 if none")                                        \
-  X(uint32_t, kind, "", "see EventKind")                                                           \
+#define RINGSIDE_EVENT_FIELDS(X)                                                                 \
+  X(int64_t, t_ns, "ns", "event time")                                                           \
+  X(uint64_t, comm_id, "", "communicator concerned, 0 if none")                                  \
+  X(uint64_t, seq, "", "op sequence concerned (watchdog), else 0")                               \
+  X(int64_t, value, "", "kind-specific value: XID code, signal number, NCCL result, drop count") \
+  X(int32_t, device, "", "CUDA device ordinal, -1 if none")                                      \
+  X(uint32_t, kind, "", "see EventKind")                                                         \
   X(char, text, "", "NUL-terminated message, at most 95 bytes")
 
 // One row per communicator this rank joined.  Members are found by joining the
 // comm tables of all ranks on comm_id (each rank records its own place).
-#define RINGSIDE_COMM_FIELDS(X)                                                                    \
-  X(int64_t, t_ns, "ns", "time the communicator was created on this rank")                         \
-  X(uint64_t, comm_id, "", "communicator id, equal on every member rank")                          \
-  X(uint64_t, parent_id, "", "parent communicator id for split/shrink, else 0")                    \
-  X(int32_t, color, "", "split colour, else -1")                                                   \
-  X(int32_t, key, "", "split key, else -1")                                                        \
-  X(uint32_t, ordinal, "", "split/shrink ordinal on the parent (n-th split of that parent)")      \
-  X(int32_t, nranks, "", "communicator size")                                                      \
-  X(int32_t, rank, "", "this rank's rank within the communicator")                                 \
-  X(int32_t, device, "", "CUDA device ordinal the communicator uses")                              \
+#define RINGSIDE_COMM_FIELDS(X)                                                              \
+  X(int64_t, t_ns, "ns", "time the communicator was created on this rank")                   \
+  X(uint64_t, comm_id, "", "communicator id, equal on every member rank")                    \
+  X(uint64_t, parent_id, "", "parent communicator id for split/shrink, else 0")              \
+  X(int32_t, color, "", "split colour, else -1")                                             \
+  X(int32_t, key, "", "split key, else -1")                                                  \
+  X(uint32_t, ordinal, "", "split/shrink ordinal on the parent (n-th split of that parent)") \
+  X(int32_t, nranks, "", "communicator size")                                                \
+  X(int32_t, rank, "", "this rank's rank within the communicator")                           \
+  X(int32_t, device, "", "CUDA device ordinal the communicator uses")                        \
   X(uint8_t, origin, "", "how it was created, see CommOrigin")
 
 // Appended at every flush: the running totals at that moment.
-#define RINGSIDE_STATS_FIELDS(X)                                                                   \
-  X(int64_t, t_ns, "ns", "flush time")                                                             \
-  X(uint64_t, flush_index, "", "flush number, from 1")                                             \
-  X(uint64_t, ops_recorded, "", "op records captured so far")                                      \
-  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")                          \
-  X(uint64_t, samples_dropped, "", "GPU samples lost")                                             \
-  X(uint64_t, events_dropped, "", "events lost")                                                   \
-  X(uint64_t, probe_errors, "", "internal errors counted by the producer")                         \
+#define RINGSIDE_STATS_FIELDS(X)                                           \
+  X(int64_t, t_ns, "ns", "flush time")                                     \
+  X(uint64_t, flush_index, "", "flush number, from 1")                     \
+  X(uint64_t, ops_recorded, "", "op records captured so far")              \
+  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")  \
+  X(uint64_t, samples_dropped, "", "GPU samples lost")                     \
+  X(uint64_t, events_dropped, "", "events lost")                           \
+  X(uint64_t, probe_errors, "", "internal errors counted by the producer") \
   X(uint64_t, pending_ops, "", "ops outstanding at this flush (rows in /pending)")
 
 // /pending: at each flush, the ops entered but not complete, tagged with the flush.
-#define RINGSIDE_PENDING_FIELDS(X)                                                                 \
-  X(uint64_t, flush_index, "", "flush this snapshot belongs to")                                   \
+#define RINGSIDE_PENDING_FIELDS(X)                               \
+  X(uint64_t, flush_index, "", "flush this snapshot belongs to") \
   RINGSIDE_OP_FIELDS(X)
 
 // File attributes. X(kind, name, description); kind is Int or Str.
-#define RINGSIDE_META_FIELDS(X)                                                                    \
-  X(Int, schema_version, "trace format version (this document: 1)")                                \
-  X(Str, producer, "what wrote the file: probe, nccl_bench or synth")                              \
-  X(Str, job_id, "job id (SLURM_JOB_ID or generated)")                                             \
-  X(Int, rank, "global rank")                                                                      \
-  X(Int, local_rank, "rank within the node")                                                       \
-  X(Int, world_size, "number of ranks in the job")                                                 \
-  X(Str, rank_source, "where rank and size came from: slurm, openmpi, torchrun or none")           \
-  X(Str, node, "node name (RINGSIDE_NODE_NAME, SLURMD_NODENAME or hostname)")                      \
-  X(Str, hostname, "hostname")                                                                     \
-  X(Int, pid, "process id")                                                                        \
-  X(Int, gpu_device, "CUDA device ordinal of the rank's first communicator (-1 if none)")          \
-  X(Str, gpu_pci_bus_id, "PCI bus id of that device")                                              \
-  X(Str, gpu_name, "device name")                                                                  \
-  X(Str, gpu_uuid, "device UUID")                                                                  \
-  X(Int, nccl_version, "NCCL version code (e.g. 22809)")                                           \
-  X(Int, cuda_driver_version, "CUDA driver version code (e.g. 13000)")                             \
-  X(Int, clock_realtime_ns, "CLOCK_REALTIME at the clock reference, ns since the epoch")           \
-  X(Int, clock_monotonic_ns, "CLOCK_MONOTONIC at the clock reference, ns")                         \
-  X(Str, config, "producer configuration as JSON")                                                 \
+#define RINGSIDE_META_FIELDS(X)                                                           \
+  X(Int, schema_version, "trace format version (this document: 1)")                       \
+  X(Str, producer, "what wrote the file: probe, nccl_bench or synth")                     \
+  X(Str, job_id, "job id (SLURM_JOB_ID or generated)")                                    \
+  X(Int, rank, "global rank")                                                             \
+  X(Int, local_rank, "rank within the node")                                              \
+  X(Int, world_size, "number of ranks in the job")                                        \
+  X(Str, rank_source, "where rank and size came from: slurm, openmpi, torchrun or none")  \
+  X(Str, node, "node name (RINGSIDE_NODE_NAME, SLURMD_NODENAME or hostname)")             \
+  X(Str, hostname, "hostname")                                                            \
+  X(Int, pid, "process id")                                                               \
+  X(Int, gpu_device, "CUDA device ordinal of the rank's first communicator (-1 if none)") \
+  X(Str, gpu_pci_bus_id, "PCI bus id of that device")                                     \
+  X(Str, gpu_name, "device name")                                                         \
+  X(Str, gpu_uuid, "device UUID")                                                         \
+  X(Int, nccl_version, "NCCL version code (e.g. 22809)")                                  \
+  X(Int, cuda_driver_version, "CUDA driver version code (e.g. 13000)")                    \
+  X(Int, clock_realtime_ns, "CLOCK_REALTIME at the clock reference, ns since the epoch")  \
+  X(Int, clock_monotonic_ns, "CLOCK_MONOTONIC at the clock reference, ns")                \
+  X(Str, config, "producer configuration as JSON")                                        \
   X(Int, simulated, "1 if the devices were the ringside sim, else 0")
 
 enum class OpKind : uint8_t {
@@ -132,19 +133,19 @@ enum class OpKind : uint8_t {
 };
 
 enum OpFlag : uint8_t {
-  kFlagInGroup = 1 << 0,        // issued between ncclGroupStart and ncclGroupEnd
-  kFlagInPlace = 1 << 1,        // send and receive buffers were the same (ncclBcast too)
-  kFlagGraphCapture = 1 << 2,   // issued while its stream was capturing a CUDA graph
-  kFlagDeviceTimed = 1 << 3,    // device start and end come from stream events
-  kFlagWatchdog = 1 << 4,       // outstanding past the watchdog timeout
-  kFlagNcclError = 1 << 5,      // the NCCL call returned an error
+  kFlagInGroup = 1 << 0,       // issued between ncclGroupStart and ncclGroupEnd
+  kFlagInPlace = 1 << 1,       // send and receive buffers were the same (ncclBcast too)
+  kFlagGraphCapture = 1 << 2,  // issued while its stream was capturing a CUDA graph
+  kFlagDeviceTimed = 1 << 3,   // device start and end come from stream events
+  kFlagWatchdog = 1 << 4,      // outstanding past the watchdog timeout
+  kFlagNcclError = 1 << 5,     // the NCCL call returned an error
 };
 
 enum class OpStatus : uint8_t {
-  kComplete = 0,     // returned on the host and finished on the device (or untimed)
-  kHostPending = 1,  // entered, the host call has not returned
+  kComplete = 0,       // returned on the host and finished on the device (or untimed)
+  kHostPending = 1,    // entered, the host call has not returned
   kDevicePending = 2,  // returned on the host, not yet finished on the device
-  kAbandoned = 3,    // the communicator was aborted/destroyed before it finished
+  kAbandoned = 3,      // the communicator was aborted/destroyed before it finished
 };
 
 enum SampleValid : uint32_t {

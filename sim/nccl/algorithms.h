@@ -39,7 +39,9 @@ int64_t run_p2p_batch(Comm& comm, const std::vector<const OpDesc*>& ops);
 struct Segments {
   Segments(size_t count, int n) : count_(count), n_(n) {}
   size_t offset(int i) const { return i * (count_ / n_) + std::min<size_t>(i, count_ % n_); }
-  size_t length(int i) const { return count_ / n_ + (static_cast<size_t>(i) < count_ % n_ ? 1 : 0); }
+  size_t length(int i) const {
+    return count_ / n_ + (static_cast<size_t>(i) < count_ % n_ ? 1 : 0);
+  }
 
  private:
   size_t count_;
@@ -49,9 +51,12 @@ struct Segments {
 // Ring reduce-scatter in place on `work` (already prepared inputs): afterwards segment
 // `rank` of `work` holds the full reduction. Uses message steps [0, n-1).
 void ring_reduce_scatter(OpRun& run, char* work, const Segments& seg);
-// Ring all-gather in place on `work`, where segment `rank` is this rank's. Steps start at `first_step`.
+// Ring all-gather in place on `work`, where segment `rank` is this rank's. Steps start at
+// `first_step`.
 void ring_all_gather(OpRun& run, char* work, const Segments& seg, uint32_t first_step);
 
-inline std::unique_ptr<char[]> scratch(size_t bytes) { return std::unique_ptr<char[]>(new char[bytes ? bytes : 1]); }
+inline std::unique_ptr<char[]> scratch(size_t bytes) {
+  return std::unique_ptr<char[]>(new char[bytes ? bytes : 1]);
+}
 
 }  // namespace ringside::sim::nccl

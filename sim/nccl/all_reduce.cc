@@ -26,7 +26,8 @@ void run_all_reduce(OpRun& run) {
     auto acc = scratch(bytes);
     std::memcpy(acc.get(), r == 0 ? mine.get() : in[0].data.get(), bytes);
     for (int p = 1; p < n; ++p) {
-      reduce_into(acc.get(), p == r ? mine.get() : in[p].data.get(), op.count, op.dtype, op.reduction);
+      reduce_into(acc.get(), p == r ? mine.get() : in[p].data.get(), op.count, op.dtype,
+                  op.reduction);
     }
     finish_output(acc.get(), op.count, op.dtype, op.reduction);
     std::memcpy(out, acc.get(), bytes);

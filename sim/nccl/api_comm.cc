@@ -22,8 +22,10 @@ constexpr unsigned kConfigMagic = 0xcafebeef;
 ncclResult_t check_config(const ncclConfig_t* config, const char* fn) {
   if (config == nullptr) return ncclSuccess;
   if (config->magic != kConfigMagic || config->size < offsetof(ncclConfig_t, cgaClusterSize)) {
-    return fail(ncclInvalidArgument, std::string(fn) +
-                                         ": config was not initialised with NCCL_CONFIG_INITIALIZER (bad magic or size)");
+    return fail(
+        ncclInvalidArgument,
+        std::string(fn) +
+            ": config was not initialised with NCCL_CONFIG_INITIALIZER (bad magic or size)");
   }
   if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
     return fail(ncclInvalidArgument, std::string(fn) + ": config->blocking must be 0 or 1, got " +
@@ -48,14 +50,16 @@ void finish_init(const std::shared_ptr<Comm>& comm, ncclResult_t r) {
   comm->init_cv.notify_all();
 }
 
-ncclResult_t create_comm(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, const ncclConfig_t* config,
-                         int device, const char* fn) {
+ncclResult_t create_comm(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
+                         const ncclConfig_t* config, int device, const char* fn) {
   if (out == nullptr) return fail(ncclInvalidArgument, std::string(fn) + ": comm pointer is NULL");
   *out = nullptr;
-  if (nranks < 1) return fail(ncclInvalidArgument, std::string(fn) + ": nranks " + std::to_string(nranks) + " < 1");
+  if (nranks < 1)
+    return fail(ncclInvalidArgument,
+                std::string(fn) + ": nranks " + std::to_string(nranks) + " < 1");
   if (rank < 0 || rank >= nranks) {
-    return fail(ncclInvalidArgument, std::string(fn) + ": rank " + std::to_string(rank) + " not in [0, " +
-                                         std::to_string(nranks) + ")");
+    return fail(ncclInvalidArgument, std::string(fn) + ": rank " + std::to_string(rank) +
+                                         " not in [0, " + std::to_string(nranks) + ")");
   }
   if (ncclResult_t r = check_config(config, fn); r != ncclSuccess) return r;
   auto comm = std::make_shared<Comm>();
@@ -89,9 +93,11 @@ ncclResult_t create_comm(ncclComm_t* out, int nranks, const ncclUniqueId& id, in
 
 // Looks up the implementation; waits for a pending init.
 ncclResult_t ready_comm(ncclComm_t comm, const char* fn, std::shared_ptr<Comm>* out) {
-  if (comm == nullptr || !comm->impl) return fail(ncclInvalidArgument, std::string(fn) + ": comm is NULL");
+  if (comm == nullptr || !comm->impl)
+    return fail(ncclInvalidArgument, std::string(fn) + ": comm is NULL");
   ncclResult_t r = comm->impl->wait_ready();
-  if (r != ncclSuccess) return fail(r, std::string(fn) + ": the communicator's initialisation failed");
+  if (r != ncclSuccess)
+    return fail(r, std::string(fn) + ": the communicator's initialisation failed");
   *out = comm->impl;
   return ncclSuccess;
 }
@@ -104,23 +110,28 @@ RINGSIM_API ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclGetUniqueId, (ncclUniqueId * uniqueId));
 
-RINGSIM_API ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+RINGSIM_API ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                           int rank) {
   return create_comm(comm, nranks, commId, rank, nullptr, -1, "ncclCommInitRank");
 }
-RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank));
+RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitRank,
+                   (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank));
 
-RINGSIM_API ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                                 ncclConfig_t* config) {
+RINGSIM_API ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                                 int rank, ncclConfig_t* config) {
   return create_comm(comm, nranks, commId, rank, config, -1, "ncclCommInitRankConfig");
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitRankConfig,
-                   (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config));
+                   (ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank,
+                    ncclConfig_t* config));
 
 // All ids name the same root in the sim, so the first one is enough.
-RINGSIM_API ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                                   ncclUniqueId* commIds, ncclConfig_t* config) {
+RINGSIM_API ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
+                                                   int nId, ncclUniqueId* commIds,
+                                                   ncclConfig_t* config) {
   if (nId < 1 || commIds == nullptr) {
-    return fail(ncclInvalidArgument, "ncclCommInitRankScalable: need nId >= 1 unique ids, got " + std::to_string(nId));
+    return fail(ncclInvalidArgument,
+                "ncclCommInitRankScalable: need nId >= 1 unique ids, got " + std::to_string(nId));
   }
   return create_comm(newcomm, nranks, commIds[0], myrank, config, -1, "ncclCommInitRankScalable");
 }
@@ -130,7 +141,8 @@ RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitRankScalable,
 
 RINGSIM_API ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   if (comms == nullptr) return fail(ncclInvalidArgument, "ncclCommInitAll: comm array is NULL");
-  if (ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll: ndev " + std::to_string(ndev) + " < 1");
+  if (ndev < 1)
+    return fail(ncclInvalidArgument, "ncclCommInitAll: ndev " + std::to_string(ndev) + " < 1");
   // A private root in this process (NCCL_COMM_ID is for multi-process rendezvous).
   ncclUniqueId id;
   {
@@ -164,7 +176,8 @@ RINGSIM_API ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int
   }
   return ncclSuccess;
 }
-RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitAll, (ncclComm_t * comms, int ndev, const int* devlist));
+RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommInitAll,
+                   (ncclComm_t * comms, int ndev, const int* devlist));
 
 RINGSIM_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                         ncclConfig_t* config) {
@@ -181,10 +194,12 @@ RINGSIM_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncc
   return split_comm(*c, color, key, all, config, newcomm);
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommSplit,
-                   (ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config));
+                   (ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                    ncclConfig_t* config));
 
-RINGSIM_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                                         ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+RINGSIM_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                         int excludeRanksCount, ncclComm_t* newcomm,
+                                         ncclConfig_t* config, int shrinkFlags) {
   std::shared_ptr<Comm> c;
   if (ncclResult_t r = ready_comm(comm, "ncclCommShrink", &c); r != ncclSuccess) return r;
   if (newcomm == nullptr) return fail(ncclInvalidArgument, "ncclCommShrink: newcomm is NULL");
@@ -192,18 +207,21 @@ RINGSIM_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList,
     return fail(ncclInvalidArgument, "ncclCommShrink: bad exclude list");
   }
   if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT) {
-    return fail(ncclInvalidArgument, "ncclCommShrink: unknown shrinkFlags " + std::to_string(shrinkFlags));
+    return fail(ncclInvalidArgument,
+                "ncclCommShrink: unknown shrinkFlags " + std::to_string(shrinkFlags));
   }
   if (ncclResult_t r = check_config(config, "ncclCommShrink"); r != ncclSuccess) return r;
   std::vector<bool> excluded(c->nranks, false);
   for (int i = 0; i < excludeRanksCount; ++i) {
     int x = excludeRanksList[i];
     if (x < 0 || x >= c->nranks) {
-      return fail(ncclInvalidArgument, "ncclCommShrink: excluded rank " + std::to_string(x) + " out of range");
+      return fail(ncclInvalidArgument,
+                  "ncclCommShrink: excluded rank " + std::to_string(x) + " out of range");
     }
     excluded[x] = true;
   }
-  if (excluded[c->rank]) return fail(ncclInvalidArgument, "ncclCommShrink: the calling rank is in the exclude list");
+  if (excluded[c->rank])
+    return fail(ncclInvalidArgument, "ncclCommShrink: the calling rank is in the exclude list");
   if (shrinkFlags == NCCL_SHRINK_ABORT) {
     // Ops still blocked on the parent (e.g. waiting for a dead rank) end now; the
     // control exchange below ignores the comm-wide error.
@@ -218,8 +236,8 @@ RINGSIM_API ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList,
   return split_comm(*c, 0, c->rank, survivors, config, newcomm);
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommShrink,
-                   (ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
-                    ncclConfig_t* config, int shrinkFlags));
+                   (ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                    ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags));
 
 RINGSIM_API ncclResult_t pncclCommFinalize(ncclComm_t comm) {
   std::shared_ptr<Comm> c;
@@ -279,10 +297,12 @@ RINGSIM_API ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* a
   }
   return ncclSuccess;
 }
-RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t * asyncError));
+RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommGetAsyncError,
+                   (ncclComm_t comm, ncclResult_t* asyncError));
 
 RINGSIM_API ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
-  if (comm == nullptr || count == nullptr) return fail(ncclInvalidArgument, "ncclCommCount: comm or count is NULL");
+  if (comm == nullptr || count == nullptr)
+    return fail(ncclInvalidArgument, "ncclCommCount: comm or count is NULL");
   *count = comm->impl->nranks;
   return ncclSuccess;
 }
@@ -298,7 +318,8 @@ RINGSIM_API ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommCuDevice, (const ncclComm_t comm, int* device));
 
 RINGSIM_API ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
-  if (comm == nullptr || rank == nullptr) return fail(ncclInvalidArgument, "ncclCommUserRank: comm or rank is NULL");
+  if (comm == nullptr || rank == nullptr)
+    return fail(ncclInvalidArgument, "ncclCommUserRank: comm or rank is NULL");
   *rank = comm->impl->rank;
   return ncclSuccess;
 }

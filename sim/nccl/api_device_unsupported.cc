@@ -19,19 +19,26 @@ struct TeamValue {
 };
 
 ncclResult_t unsupported(const char* fn) {
-  return fail(ncclInvalidUsage, std::string(fn) + " (NCCL device API) is not supported by the ringside sim");
+  return fail(ncclInvalidUsage,
+              std::string(fn) + " (NCCL device API) is not supported by the ringside sim");
 }
 
 }  // namespace
 
-RINGSIM_API ncclResult_t pncclDevCommCreate(ncclComm_t, const void*, void*) { return unsupported("ncclDevCommCreate"); }
+RINGSIM_API ncclResult_t pncclDevCommCreate(ncclComm_t, const void*, void*) {
+  return unsupported("ncclDevCommCreate");
+}
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclDevCommCreate, (ncclComm_t, const void*, void*));
-RINGSIM_API ncclResult_t pncclDevCommDestroy(ncclComm_t, const void*) { return unsupported("ncclDevCommDestroy"); }
+RINGSIM_API ncclResult_t pncclDevCommDestroy(ncclComm_t, const void*) {
+  return unsupported("ncclDevCommDestroy");
+}
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclDevCommDestroy, (ncclComm_t, const void*));
-RINGSIM_API ncclResult_t pncclGinBarrierCreateRequirement(ncclComm_t, TeamValue, int, void*, void*) {
+RINGSIM_API ncclResult_t pncclGinBarrierCreateRequirement(ncclComm_t, TeamValue, int, void*,
+                                                          void*) {
   return unsupported("ncclGinBarrierCreateRequirement");
 }
-RINGSIM_WEAK_ALIAS(ncclResult_t, ncclGinBarrierCreateRequirement, (ncclComm_t, TeamValue, int, void*, void*));
+RINGSIM_WEAK_ALIAS(ncclResult_t, ncclGinBarrierCreateRequirement,
+                   (ncclComm_t, TeamValue, int, void*, void*));
 RINGSIM_API ncclResult_t pncclLsaBarrierCreateRequirement(TeamValue, int, void*, void*) {
   return unsupported("ncclLsaBarrierCreateRequirement");
 }

@@ -23,15 +23,24 @@ RINGSIM_WEAK_ALIAS(ncclResult_t, ncclGetVersion, (int* version));
 
 RINGSIM_API const char* pncclGetErrorString(ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 RINGSIM_WEAK_ALIAS(const char*, ncclGetErrorString, (ncclResult_t result));
@@ -60,13 +69,16 @@ RINGSIM_API ncclResult_t pncclMemFree(void* ptr) {
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclMemFree, (void* ptr));
 
 // Registration only speeds up real transports; the sim hands back a token.
-RINGSIM_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  if (comm == nullptr || handle == nullptr) return fail(ncclInvalidArgument, "ncclCommRegister: comm or handle is NULL");
+RINGSIM_API ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size,
+                                           void** handle) {
+  if (comm == nullptr || handle == nullptr)
+    return fail(ncclInvalidArgument, "ncclCommRegister: comm or handle is NULL");
   (void)size;
   *handle = buff;
   return ncclSuccess;
 }
-RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommRegister, (const ncclComm_t comm, void* buff, size_t size, void** handle));
+RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommRegister,
+                   (const ncclComm_t comm, void* buff, size_t size, void** handle));
 
 RINGSIM_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle) {
   if (comm == nullptr) return fail(ncclInvalidArgument, "ncclCommDeregister: comm is NULL");
@@ -75,30 +87,38 @@ RINGSIM_API ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommDeregister, (const ncclComm_t comm, void* handle));
 
-RINGSIM_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-                                                 int winFlags) {
+RINGSIM_API ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size,
+                                                 ncclWindow_t* win, int winFlags) {
   (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;
-  return fail(ncclInvalidUsage, "ncclCommWindowRegister (symmetric memory windows) is not supported by the ringside sim");
+  return fail(
+      ncclInvalidUsage,
+      "ncclCommWindowRegister (symmetric memory windows) is not supported by the ringside sim");
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommWindowRegister,
                    (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags));
 
 RINGSIM_API ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   (void)comm, (void)win;
-  return fail(ncclInvalidUsage, "ncclCommWindowDeregister (symmetric memory windows) is not supported by the ringside sim");
+  return fail(
+      ncclInvalidUsage,
+      "ncclCommWindowDeregister (symmetric memory windows) is not supported by the ringside sim");
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t comm, ncclWindow_t win));
 
-RINGSIM_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
-                                                   ncclScalarResidence_t residence, ncclComm_t comm) {
+RINGSIM_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar,
+                                                   ncclDataType_t datatype,
+                                                   ncclScalarResidence_t residence,
+                                                   ncclComm_t comm) {
   if (op == nullptr || scalar == nullptr || comm == nullptr) {
     return fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum: op, scalar or comm is NULL");
   }
   if (!datatype_valid(datatype)) {
-    return fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum: invalid datatype " + std::to_string(datatype));
+    return fail(ncclInvalidArgument,
+                "ncclRedOpCreatePreMulSum: invalid datatype " + std::to_string(datatype));
   }
   if (residence != ncclScalarHostImmediate && residence != ncclScalarDevice) {
-    return fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum: invalid residence " + std::to_string(residence));
+    return fail(ncclInvalidArgument,
+                "ncclRedOpCreatePreMulSum: invalid residence " + std::to_string(residence));
   }
   Comm& c = *comm->impl;
   CustomRedOp entry;
@@ -112,14 +132,16 @@ RINGSIM_API ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar
   std::lock_guard<std::mutex> lock(c.issue_mu);
   size_t slot = 0;
   while (slot < c.redops.size() && c.redops[slot].in_use) ++slot;
-  if (slot == c.redops.size()) c.redops.push_back(entry);
-  else c.redops[slot] = entry;
+  if (slot == c.redops.size())
+    c.redops.push_back(entry);
+  else
+    c.redops[slot] = entry;
   *op = static_cast<ncclRedOp_t>(ncclNumOps + static_cast<int>(slot));
   return ncclSuccess;
 }
 RINGSIM_WEAK_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum,
-                   (ncclRedOp_t * op, void* scalar, ncclDataType_t datatype, ncclScalarResidence_t residence,
-                    ncclComm_t comm));
+                   (ncclRedOp_t * op, void* scalar, ncclDataType_t datatype,
+                    ncclScalarResidence_t residence, ncclComm_t comm));
 
 RINGSIM_API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   if (comm == nullptr) return fail(ncclInvalidArgument, "ncclRedOpDestroy: comm is NULL");
@@ -127,8 +149,9 @@ RINGSIM_API ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   std::lock_guard<std::mutex> lock(c.issue_mu);
   long idx = static_cast<long>(op) - ncclNumOps;
   if (idx < 0 || idx >= static_cast<long>(c.redops.size()) || !c.redops[idx].in_use) {
-    return fail(ncclInvalidArgument, "ncclRedOpDestroy: op " + std::to_string(op) +
-                                         " was not created by ncclRedOpCreatePreMulSum on this communicator");
+    return fail(ncclInvalidArgument,
+                "ncclRedOpDestroy: op " + std::to_string(op) +
+                    " was not created by ncclRedOpCreatePreMulSum on this communicator");
   }
   c.redops[idx].in_use = false;
   return ncclSuccess;

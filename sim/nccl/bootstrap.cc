@@ -82,13 +82,16 @@ void root_serve(int listen_fd, uint64_t nonce) {
     }
     if (nranks < 0) nranks = h.nranks;
     if (h.nranks != nranks) {
-      error = "ranks disagree on the communicator size: rank " + std::to_string(h.info.rank) + " says " +
-              std::to_string(h.nranks) + ", an earlier rank said " + std::to_string(nranks);
+      error = "ranks disagree on the communicator size: rank " + std::to_string(h.info.rank) +
+              " says " + std::to_string(h.nranks) + ", an earlier rank said " +
+              std::to_string(nranks);
     }
     for (const Hello& o : hellos) {
-      if (o.info.rank == h.info.rank) error = "two processes claim rank " + std::to_string(h.info.rank);
+      if (o.info.rank == h.info.rank)
+        error = "two processes claim rank " + std::to_string(h.info.rank);
     }
-    if (h.info.rank < 0 || h.info.rank >= h.nranks) error = "rank " + std::to_string(h.info.rank) + " out of range";
+    if (h.info.rank < 0 || h.info.rank >= h.nranks)
+      error = "rank " + std::to_string(h.info.rank) + " out of range";
     fds.push_back(fd);
     hellos.push_back(h);
     if (!error.empty()) break;
@@ -163,8 +166,9 @@ ncclResult_t start_env_root(const UniqueIdContent& id) {
   std::string error;
   int fd = listen_on(&addr, &error);
   if (fd < 0) {
-    return fail(ncclSystemError, "rank 0 cannot host the bootstrap root at NCCL_COMM_ID=" + id.root.to_string() +
-                                     ": " + error + " (is the port in use? pick another)");
+    return fail(ncclSystemError,
+                "rank 0 cannot host the bootstrap root at NCCL_COMM_ID=" + id.root.to_string() +
+                    ": " + error + " (is the port in use? pick another)");
   }
   start_root_service(fd, id.nonce);
   return ncclSuccess;
@@ -174,7 +178,8 @@ ncclResult_t exchange_with_root(const UniqueIdContent& id, int nranks, const Ran
                                 std::vector<RankInfo>* all) {
   std::string error;
   int fd = connect_with_retry(id.root, bootstrap_timeout_ms(), &error);
-  if (fd < 0) return fail(ncclSystemError, "rank " + std::to_string(me.rank) + ": bootstrap root: " + error);
+  if (fd < 0)
+    return fail(ncclSystemError, "rank " + std::to_string(me.rank) + ": bootstrap root: " + error);
   Hello h{};
   h.magic = kHelloMagic;
   h.nranks = nranks;
@@ -208,8 +213,8 @@ ncclResult_t open_rank_listener(int* fd, SocketAddress* addr) {
   return ncclSuccess;
 }
 
-ncclResult_t build_mesh(int my_rank, const std::vector<RankInfo>& all, int listen_fd, uint64_t nonce,
-                        std::vector<int>* fds) {
+ncclResult_t build_mesh(int my_rank, const std::vector<RankInfo>& all, int listen_fd,
+                        uint64_t nonce, std::vector<int>* fds) {
   const int n = static_cast<int>(all.size());
   fds->assign(n, -1);
   auto cleanup = [&] {
@@ -237,11 +242,12 @@ ncclResult_t build_mesh(int my_rank, const std::vector<RankInfo>& all, int liste
     int fd = accept_with_timeout(listen_fd, bootstrap_timeout_ms(), &error);
     if (fd < 0) {
       cleanup();
-      return fail(ncclSystemError, "rank " + std::to_string(my_rank) + ": waiting for higher ranks: " + error);
+      return fail(ncclSystemError,
+                  "rank " + std::to_string(my_rank) + ": waiting for higher ranks: " + error);
     }
     MeshHello h{};
-    if (!recv_all(fd, &h, sizeof h) || h.magic != kMeshMagic || h.nonce != nonce || h.rank <= my_rank ||
-        h.rank >= n || (*fds)[h.rank] >= 0) {
+    if (!recv_all(fd, &h, sizeof h) || h.magic != kMeshMagic || h.nonce != nonce ||
+        h.rank <= my_rank || h.rank >= n || (*fds)[h.rank] >= 0) {
       ::close(fd);  // not one of ours
       continue;
     }

@@ -20,14 +20,14 @@ namespace ringside::sim::nccl {
 // What each rank tells the others about itself.
 struct RankInfo {
   int32_t rank = 0;
-  int32_t gpu = 0;          // CUDA device ordinal on that node
-  int32_t global_rank = -1; // process_global_rank() or the rank in its first communicator
+  int32_t gpu = 0;           // CUDA device ordinal on that node
+  int32_t global_rank = -1;  // process_global_rank() or the rank in its first communicator
   int32_t pid = 0;
   uint32_t listen_ip = 0;
   uint16_t listen_port = 0;
   uint16_t pad = 0;
-  double slow_factor = 1.0; // slow_gpu factor of the device (pacing uses the members' max)
-  char node_name[64] = {};  // cluster-model node (indices differ between processes)
+  double slow_factor = 1.0;  // slow_gpu factor of the device (pacing uses the members' max)
+  char node_name[64] = {};   // cluster-model node (indices differ between processes)
 };
 
 struct UniqueIdContent {
@@ -50,8 +50,8 @@ ncclResult_t exchange_with_root(const UniqueIdContent& id, int nranks, const Ran
 
 // Connects every pair of ranks: connects to lower ranks, accepts from higher ones on
 // `listen_fd` (which it closes). fds[rank] = -1 for self.
-ncclResult_t build_mesh(int my_rank, const std::vector<RankInfo>& all, int listen_fd, uint64_t nonce,
-                        std::vector<int>* fds);
+ncclResult_t build_mesh(int my_rank, const std::vector<RankInfo>& all, int listen_fd,
+                        uint64_t nonce, std::vector<int>* fds);
 
 // A listening socket for this rank's incoming mesh connections.
 ncclResult_t open_rank_listener(int* fd, SocketAddress* addr);

@@ -20,8 +20,8 @@ int g_first_rank = -1;
 
 std::string Comm::label() const {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "comm %016llx rank %d/%d", static_cast<unsigned long long>(nonce), rank,
-                nranks);
+  std::snprintf(buf, sizeof buf, "comm %016llx rank %d/%d", static_cast<unsigned long long>(nonce),
+                rank, nranks);
   return buf;
 }
 
@@ -96,7 +96,8 @@ ncclResult_t connect_comm(Comm& comm, const std::vector<RankInfo>& all, int list
   comm.members = all;
   comm.link->comm_label = comm.label();
   std::vector<int> fds;
-  if (ncclResult_t r = build_mesh(comm.rank, all, listen_fd, comm.nonce, &fds); r != ncclSuccess) return r;
+  if (ncclResult_t r = build_mesh(comm.rank, all, listen_fd, comm.nonce, &fds); r != ncclSuccess)
+    return r;
   comm.conns.assign(comm.nranks, nullptr);
   for (int p = 0; p < comm.nranks; ++p) {
     if (p != comm.rank) comm.conns[p] = make_connection(fds[p], p, comm.link);
@@ -111,7 +112,8 @@ ncclResult_t connect_comm(Comm& comm, const std::vector<RankInfo>& all, int list
   comm.send_seq.assign(comm.nranks, 0);
   comm.recv_seq.assign(comm.nranks, 0);
   debug_log(comm.label() + ": connected (node " + std::string(all[comm.rank].node_name) + ", gpu " +
-            std::to_string(all[comm.rank].gpu) + ", comm index " + std::to_string(comm.comm_index) + ")");
+            std::to_string(all[comm.rank].gpu) + ", comm index " + std::to_string(comm.comm_index) +
+            ")");
   return ncclSuccess;
 }
 
@@ -119,7 +121,8 @@ ncclResult_t init_from_id(Comm& comm, const ncclUniqueId& id) {
   UniqueIdContent content;
   if (!decode_unique_id(id, &content)) {
     return fail(ncclInvalidArgument,
-                "ncclCommInitRank: the ncclUniqueId was not made by ncclGetUniqueId of this library (bad magic)");
+                "ncclCommInitRank: the ncclUniqueId was not made by ncclGetUniqueId of this "
+                "library (bad magic)");
   }
   comm.nonce = content.nonce;
   comm.link->comm_label = comm.label();

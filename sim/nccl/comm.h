@@ -23,8 +23,8 @@ namespace ringside::sim::nccl {
 struct CustomRedOp {
   bool in_use = false;
   ncclDataType_t dtype = ncclFloat32;
-  double scalar = 1.0;                   // ncclScalarHostImmediate
-  const void* device_scalar = nullptr;   // ncclScalarDevice: read when the op runs
+  double scalar = 1.0;                  // ncclScalarHostImmediate
+  const void* device_scalar = nullptr;  // ncclScalarDevice: read when the op runs
 };
 
 class Comm {
@@ -33,14 +33,14 @@ class Comm {
   int rank = 0;
   int nranks = 0;
   int device = 0;
-  int comm_index = 0;       // order of creation in this process (fault numbering)
-  int global_rank = -1;     // this process's global rank (faults)
+  int comm_index = 0;    // order of creation in this process (fault numbering)
+  int global_rank = -1;  // this process's global rank (faults)
   uint64_t nonce = 0;
   bool blocking = true;
   std::vector<RankInfo> members;
   std::vector<std::string> node_names;  // cluster-model node of each member
   Endpoint endpoint(int r) const { return Endpoint{node_names[r], members[r].gpu}; }
-  double slow_factor = 1.0;         // max slow_gpu factor over members
+  double slow_factor = 1.0;  // max slow_gpu factor over members
 
   std::shared_ptr<CommLinkState> link = std::make_shared<CommLinkState>();
   std::vector<std::shared_ptr<Connection>> conns;  // by rank; null for self

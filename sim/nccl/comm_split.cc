@@ -83,7 +83,8 @@ ncclResult_t split_comm(Comm& parent, int color, int key, const std::vector<int>
     infos.back().rank = i;
   }
   comm->device = parent.device;
-  comm->blocking = (config && config->blocking != NCCL_CONFIG_UNDEF_INT) ? config->blocking != 0 : parent.blocking;
+  comm->blocking = (config && config->blocking != NCCL_CONFIG_UNDEF_INT) ? config->blocking != 0
+                                                                         : parent.blocking;
   // Same on every member: parent id, this exchange's number, and the colour.
   comm->nonce = (parent.nonce ^ (0x9e3779b97f4a7c15ull * (ctrl.seq + 1))) * 1099511628211ull +
                 static_cast<uint64_t>(static_cast<uint32_t>(color));

@@ -30,14 +30,17 @@ const Bridge& bridge() {
       return r;
     }
     r.enqueue = reinterpret_cast<decltype(r.enqueue)>(dlsym(lib, "ringsim_stream_enqueue"));
-    r.current_device = reinterpret_cast<decltype(r.current_device)>(dlsym(lib, "ringsim_current_device"));
+    r.current_device =
+        reinterpret_cast<decltype(r.current_device)>(dlsym(lib, "ringsim_current_device"));
     r.local_gpu = reinterpret_cast<decltype(r.local_gpu)>(dlsym(lib, "ringsim_device_local_gpu"));
-    r.slow_factor = reinterpret_cast<decltype(r.slow_factor)>(dlsym(lib, "ringsim_device_slow_factor"));
+    r.slow_factor =
+        reinterpret_cast<decltype(r.slow_factor)>(dlsym(lib, "ringsim_device_slow_factor"));
     r.mem_alloc = reinterpret_cast<decltype(r.mem_alloc)>(dlsym(lib, "cuMemAlloc_v2"));
     r.mem_free = reinterpret_cast<decltype(r.mem_free)>(dlsym(lib, "cuMemFree_v2"));
     if (!r.enqueue || !r.current_device || !r.local_gpu || !r.slow_factor) {
       r.error =
-          "the libcuda.so.1 that was loaded is not the ringside sim's (no ringsim_stream_enqueue): the sim's "
+          "the libcuda.so.1 that was loaded is not the ringside sim's (no ringsim_stream_enqueue): "
+          "the sim's "
           "libnccl.so.2 only works with the sim's libcuda.so.1; put the sim lib directory first in "
           "LD_LIBRARY_PATH";
     }
@@ -53,9 +56,10 @@ ncclResult_t stream_enqueue(cudaStream_t stream, StreamTask fn, void* arg) {
   if (!b.error.empty()) return fail(ncclSystemError, b.error);
   int rc = b.enqueue(reinterpret_cast<CUstream_st*>(stream), fn, arg, RINGSIM_TASK_NO_STRETCH);
   if (rc != 0) {
-    return fail(ncclUnhandledCudaError,
-                "cannot enqueue the operation on stream " + std::to_string(reinterpret_cast<uintptr_t>(stream)) +
-                    " (CUDA error " + std::to_string(rc) + "; is the stream valid?)");
+    return fail(ncclUnhandledCudaError, "cannot enqueue the operation on stream " +
+                                            std::to_string(reinterpret_cast<uintptr_t>(stream)) +
+                                            " (CUDA error " + std::to_string(rc) +
+                                            "; is the stream valid?)");
   }
   return ncclSuccess;
 }
@@ -82,10 +86,13 @@ double device_slow_factor(int device) {
 ncclResult_t device_alloc(void** ptr, size_t size) {
   const Bridge& b = bridge();
   if (!b.error.empty()) return fail(ncclSystemError, b.error);
-  if (!b.mem_alloc) return fail(ncclSystemError, "ncclMemAlloc: the sim's libcuda.so.1 has no cuMemAlloc_v2");
+  if (!b.mem_alloc)
+    return fail(ncclSystemError, "ncclMemAlloc: the sim's libcuda.so.1 has no cuMemAlloc_v2");
   unsigned long long dptr = 0;
   int rc = b.mem_alloc(&dptr, size);
-  if (rc != 0) return fail(ncclUnhandledCudaError, "ncclMemAlloc: cuMemAlloc failed with CUDA error " + std::to_string(rc));
+  if (rc != 0)
+    return fail(ncclUnhandledCudaError,
+                "ncclMemAlloc: cuMemAlloc failed with CUDA error " + std::to_string(rc));
   *ptr = reinterpret_cast<void*>(dptr);
   return ncclSuccess;
 }
@@ -93,9 +100,12 @@ ncclResult_t device_alloc(void** ptr, size_t size) {
 ncclResult_t device_free(void* ptr) {
   const Bridge& b = bridge();
   if (!b.error.empty()) return fail(ncclSystemError, b.error);
-  if (!b.mem_free) return fail(ncclSystemError, "ncclMemFree: the sim's libcuda.so.1 has no cuMemFree_v2");
+  if (!b.mem_free)
+    return fail(ncclSystemError, "ncclMemFree: the sim's libcuda.so.1 has no cuMemFree_v2");
   int rc = b.mem_free(reinterpret_cast<unsigned long long>(ptr));
-  if (rc != 0) return fail(ncclUnhandledCudaError, "ncclMemFree: cuMemFree failed with CUDA error " + std::to_string(rc));
+  if (rc != 0)
+    return fail(ncclUnhandledCudaError,
+                "ncclMemFree: cuMemFree failed with CUDA error " + std::to_string(rc));
   return ncclSuccess;
 }
 

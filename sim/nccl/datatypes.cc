@@ -62,10 +62,12 @@ void combine(void* dst_v, const void* a_v, const void* b_v, size_t n, Reduction:
       for (size_t i = 0; i < n; ++i) dst[i] = Conv::store(C(Conv::load(a[i]) * Conv::load(b[i])));
       return;
     case Reduction::Kind::kMax:
-      for (size_t i = 0; i < n; ++i) dst[i] = Conv::store(std::max<C>(Conv::load(a[i]), Conv::load(b[i])));
+      for (size_t i = 0; i < n; ++i)
+        dst[i] = Conv::store(std::max<C>(Conv::load(a[i]), Conv::load(b[i])));
       return;
     case Reduction::Kind::kMin:
-      for (size_t i = 0; i < n; ++i) dst[i] = Conv::store(std::min<C>(Conv::load(a[i]), Conv::load(b[i])));
+      for (size_t i = 0; i < n; ++i)
+        dst[i] = Conv::store(std::min<C>(Conv::load(a[i]), Conv::load(b[i])));
       return;
     default:  // sum, and the summing part of pre-mul-sum / sum-post-div
       for (size_t i = 0; i < n; ++i) dst[i] = Conv::store(C(Conv::load(a[i]) + Conv::load(b[i])));
@@ -95,19 +97,44 @@ void postdiv(void* dst_v, size_t n, uint64_t divisor) {
 template <typename F>
 void dispatch(ncclDataType_t type, F&& f) {
   switch (type) {
-    case ncclInt8: f.template operator()<NativeConv<int8_t>>(); return;
-    case ncclUint8: f.template operator()<NativeConv<uint8_t>>(); return;
-    case ncclInt32: f.template operator()<NativeConv<int32_t>>(); return;
-    case ncclUint32: f.template operator()<NativeConv<uint32_t>>(); return;
-    case ncclInt64: f.template operator()<NativeConv<int64_t>>(); return;
-    case ncclUint64: f.template operator()<NativeConv<uint64_t>>(); return;
-    case ncclFloat16: f.template operator()<HalfConv>(); return;
-    case ncclFloat32: f.template operator()<NativeConv<float>>(); return;
-    case ncclFloat64: f.template operator()<NativeConv<double>>(); return;
-    case ncclBfloat16: f.template operator()<Bf16Conv>(); return;
-    case ncclFloat8e4m3: f.template operator()<Fp8Conv<__NV_E4M3>>(); return;
-    case ncclFloat8e5m2: f.template operator()<Fp8Conv<__NV_E5M2>>(); return;
-    default: return;
+    case ncclInt8:
+      f.template operator()<NativeConv<int8_t>>();
+      return;
+    case ncclUint8:
+      f.template operator()<NativeConv<uint8_t>>();
+      return;
+    case ncclInt32:
+      f.template operator()<NativeConv<int32_t>>();
+      return;
+    case ncclUint32:
+      f.template operator()<NativeConv<uint32_t>>();
+      return;
+    case ncclInt64:
+      f.template operator()<NativeConv<int64_t>>();
+      return;
+    case ncclUint64:
+      f.template operator()<NativeConv<uint64_t>>();
+      return;
+    case ncclFloat16:
+      f.template operator()<HalfConv>();
+      return;
+    case ncclFloat32:
+      f.template operator()<NativeConv<float>>();
+      return;
+    case ncclFloat64:
+      f.template operator()<NativeConv<double>>();
+      return;
+    case ncclBfloat16:
+      f.template operator()<Bf16Conv>();
+      return;
+    case ncclFloat8e4m3:
+      f.template operator()<Fp8Conv<__NV_E4M3>>();
+      return;
+    case ncclFloat8e5m2:
+      f.template operator()<Fp8Conv<__NV_E5M2>>();
+      return;
+    default:
+      return;
   }
 }
 
@@ -115,19 +142,39 @@ void dispatch(ncclDataType_t type, F&& f) {
 
 size_t datatype_size(ncclDataType_t type) {
   switch (type) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
-bool datatype_valid(ncclDataType_t type) { return datatype_size(type) != 0; }
+bool datatype_valid(ncclDataType_t type) {
+  return datatype_size(type) != 0;
+}
 
 bool datatype_is_integer(ncclDataType_t type) {
   switch (type) {
-    case ncclInt8: case ncclUint8: case ncclInt32: case ncclUint32: case ncclInt64: case ncclUint64:
+    case ncclInt8:
+    case ncclUint8:
+    case ncclInt32:
+    case ncclUint32:
+    case ncclInt64:
+    case ncclUint64:
       return true;
     default:
       return false;
@@ -135,8 +182,9 @@ bool datatype_is_integer(ncclDataType_t type) {
 }
 
 const char* datatype_name(ncclDataType_t type) {
-  static const char* const kNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
-                                       "half", "float", "double", "bfloat16", "fp8_e4m3", "fp8_e5m2"};
+  static const char* const kNames[] = {"int8",   "uint8",    "int32",    "uint32",
+                                       "int64",  "uint64",   "half",     "float",
+                                       "double", "bfloat16", "fp8_e4m3", "fp8_e5m2"};
   int i = static_cast<int>(type);
   return (i >= 0 && i < ncclNumTypes) ? kNames[i] : "invalid";
 }
@@ -146,11 +194,13 @@ void reduce_pair(void* dst, const void* a, const void* b, size_t count, ncclData
   dispatch(type, [&]<typename Conv>() { combine<Conv>(dst, a, b, count, r.kind); });
 }
 
-void reduce_into(void* dst, const void* src, size_t count, ncclDataType_t type, const Reduction& r) {
+void reduce_into(void* dst, const void* src, size_t count, ncclDataType_t type,
+                 const Reduction& r) {
   reduce_pair(dst, dst, src, count, type, r);
 }
 
-void prepare_input(void* dst, const void* src, size_t count, ncclDataType_t type, const Reduction& r) {
+void prepare_input(void* dst, const void* src, size_t count, ncclDataType_t type,
+                   const Reduction& r) {
   if (r.kind == Reduction::Kind::kPreMulSum) {
     dispatch(type, [&]<typename Conv>() { premul<Conv>(dst, src, count, r.scalar); });
   } else if (dst != src) {
@@ -161,13 +211,26 @@ void prepare_input(void* dst, const void* src, size_t count, ncclDataType_t type
 void finish_output(void* dst, size_t count, ncclDataType_t type, const Reduction& r) {
   if (r.kind != Reduction::Kind::kSumPostDiv) return;
   switch (type) {
-    case ncclInt8: postdiv<int8_t>(dst, count, r.divisor); return;
-    case ncclUint8: postdiv<uint8_t>(dst, count, r.divisor); return;
-    case ncclInt32: postdiv<int32_t>(dst, count, r.divisor); return;
-    case ncclUint32: postdiv<uint32_t>(dst, count, r.divisor); return;
-    case ncclInt64: postdiv<int64_t>(dst, count, r.divisor); return;
-    case ncclUint64: postdiv<uint64_t>(dst, count, r.divisor); return;
-    default: return;  // floating types average by pre-multiplying instead
+    case ncclInt8:
+      postdiv<int8_t>(dst, count, r.divisor);
+      return;
+    case ncclUint8:
+      postdiv<uint8_t>(dst, count, r.divisor);
+      return;
+    case ncclInt32:
+      postdiv<int32_t>(dst, count, r.divisor);
+      return;
+    case ncclUint32:
+      postdiv<uint32_t>(dst, count, r.divisor);
+      return;
+    case ncclInt64:
+      postdiv<int64_t>(dst, count, r.divisor);
+      return;
+    case ncclUint64:
+      postdiv<uint64_t>(dst, count, r.divisor);
+      return;
+    default:
+      return;  // floating types average by pre-multiplying instead
   }
 }
 

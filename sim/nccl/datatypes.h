@@ -22,8 +22,8 @@ const char* datatype_name(ncclDataType_t type);
 struct Reduction {
   enum class Kind : uint8_t { kSum, kProd, kMax, kMin, kPreMulSum, kSumPostDiv };
   Kind kind = Kind::kSum;
-  double scalar = 1.0;     // kPreMulSum: the multiplier, before rounding to the datatype
-  uint64_t divisor = 1;    // kSumPostDiv
+  double scalar = 1.0;   // kPreMulSum: the multiplier, before rounding to the datatype
+  uint64_t divisor = 1;  // kSumPostDiv
 };
 
 // dst[i] = dst[i] (op) src[i] for the combining part of `r` (sum for the pre/post kinds).
@@ -32,7 +32,8 @@ void reduce_into(void* dst, const void* src, size_t count, ncclDataType_t type, 
 void reduce_pair(void* dst, const void* a, const void* b, size_t count, ncclDataType_t type,
                  const Reduction& r);
 // The per-rank preparation of an input: dst[i] = src[i] * scalar for kPreMulSum, else a copy.
-void prepare_input(void* dst, const void* src, size_t count, ncclDataType_t type, const Reduction& r);
+void prepare_input(void* dst, const void* src, size_t count, ncclDataType_t type,
+                   const Reduction& r);
 // The final step: dst[i] /= divisor for kSumPostDiv, else nothing.
 void finish_output(void* dst, size_t count, ncclDataType_t type, const Reduction& r);
 

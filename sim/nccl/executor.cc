@@ -16,8 +16,8 @@ void sleep_until_ns(int64_t t) {
 }
 
 void stall_forever(Comm& comm, const OpDesc& op) {
-  debug_log(comm.label() + ": stall fault: the device blocks before op " + std::to_string(op.op_index) +
-            " (" + func_name(op.func) + ")");
+  debug_log(comm.label() + ": stall fault: the device blocks before op " +
+            std::to_string(op.op_index) + " (" + func_name(op.func) + ")");
   std::unique_lock<std::mutex> lock(comm.link->mu);
   comm.link->cv.wait(lock, [&] { return comm.link->aborted || comm.link->revoked; });
   throw OpFailed{ncclInvalidUsage};
@@ -35,12 +35,15 @@ void hang_until_released(Comm& comm) {
   std::unique_lock<std::mutex> lock(comm.link->mu);
   if (!comm.link->warned) {
     comm.link->warned = true;
-    warn(comm.link->error_text + "; its ops block until ncclCommAbort (ncclCommGetAsyncError: ncclRemoteError)");
+    warn(comm.link->error_text +
+         "; its ops block until ncclCommAbort (ncclCommGetAsyncError: ncclRemoteError)");
   }
   comm.link->cv.wait(lock, [&] { return comm.link->aborted || comm.link->revoked; });
 }
 
-bool is_p2p(const OpDesc& op) { return op.func == Func::kSend || op.func == Func::kRecv; }
+bool is_p2p(const OpDesc& op) {
+  return op.func == Func::kSend || op.func == Func::kRecv;
+}
 
 void run_task(Task& task) {
   Comm& comm = *task.comm;
@@ -91,8 +94,9 @@ void task_entry(void* arg) {
 }  // namespace
 
 const char* func_name(Func f) {
-  static const char* const kNames[] = {"AllReduce", "Broadcast", "Reduce",  "AllGather", "ReduceScatter",
-                                       "AlltoAll",  "Gather",    "Scatter", "Send",      "Recv", "Control"};
+  static const char* const kNames[] = {"AllReduce",     "Broadcast", "Reduce", "AllGather",
+                                       "ReduceScatter", "AlltoAll",  "Gather", "Scatter",
+                                       "Send",          "Recv",      "Control"};
   return kNames[static_cast<int>(f)];
 }
 

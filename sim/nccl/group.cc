@@ -55,8 +55,8 @@ ncclResult_t launch_pending(std::vector<PendingOp>& ops) {
 }  // namespace
 
 void stop_forever(const Comm& comm, int64_t next_op) {
-  debug_log(comm.label() + ": stop fault: this rank stops issuing ops before op " + std::to_string(next_op) +
-            " of comm index " + std::to_string(comm.comm_index));
+  debug_log(comm.label() + ": stop fault: this rank stops issuing ops before op " +
+            std::to_string(next_op) + " of comm index " + std::to_string(comm.comm_index));
   for (;;) pause();
 }
 
@@ -67,17 +67,23 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
     std::lock_guard<std::mutex> lock(comm->issue_mu);
     op.op_index = comm->op_count++;
     switch (op.func) {
-      case Func::kSend: op.seq = comm->send_seq[op.root]++; break;
-      case Func::kRecv: op.seq = comm->recv_seq[op.root]++; break;
-      default: op.seq = comm->coll_seq++; break;
+      case Func::kSend:
+        op.seq = comm->send_seq[op.root]++;
+        break;
+      case Func::kRecv:
+        op.seq = comm->recv_seq[op.root]++;
+        break;
+      default:
+        op.seq = comm->coll_seq++;
+        break;
     }
   }
   const Cluster& c = cluster();
   if (const OpFault* f = c.op_fault(OpFaultKind::kCrash, comm->global_rank, comm->comm_index);
       f && f->op == op.op_index) {
-    warn(comm->label() + ": crash fault: global rank " + std::to_string(comm->global_rank) + " aborts at op " +
-         std::to_string(op.op_index) + " (" + func_name(op.func) + ") of comm index " +
-         std::to_string(comm->comm_index));
+    warn(comm->label() + ": crash fault: global rank " + std::to_string(comm->global_rank) +
+         " aborts at op " + std::to_string(op.op_index) + " (" + func_name(op.func) +
+         ") of comm index " + std::to_string(comm->comm_index));
     std::abort();
   }
   if (const OpFault* f = c.op_fault(OpFaultKind::kStall, comm->global_rank, comm->comm_index);
@@ -114,12 +120,17 @@ ncclResult_t group_start() {
   return ncclSuccess;
 }
 
-bool in_group() { return g_group.depth > 0; }
+bool in_group() {
+  return g_group.depth > 0;
+}
 
-void group_add_init(const std::shared_ptr<Comm>& comm) { g_group.inits.push_back(comm); }
+void group_add_init(const std::shared_ptr<Comm>& comm) {
+  g_group.inits.push_back(comm);
+}
 
 ncclResult_t group_end() {
-  if (g_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  if (g_group.depth == 0)
+    return fail(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
   if (--g_group.depth > 0) return ncclSuccess;
   ncclResult_t result = ncclSuccess;
   std::vector<std::shared_ptr<Comm>> inits;

@@ -62,6 +62,8 @@ void debug_log(const std::string& message) {
   if (debug_enabled()) print_line(message);
 }
 
-void warn(const std::string& message) { print_line("WARN " + message); }
+void warn(const std::string& message) {
+  print_line("WARN " + message);
+}
 
 }  // namespace ringside::sim::nccl

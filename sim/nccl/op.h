@@ -35,11 +35,11 @@ struct OpDesc {
   size_t count = 0;  // NCCL's count argument (per-rank for gather-like ops)
   ncclDataType_t dtype = ncclFloat32;
   ncclRedOp_t redop = ncclSum;
-  Reduction reduction;        // resolved at issue time (device scalars: at run time)
+  Reduction reduction;                  // resolved at issue time (device scalars: at run time)
   const void* device_scalar = nullptr;  // ncclScalarDevice pre-mul-sum: read when the op runs
-  int root = -1;              // root for rooted collectives, peer for send/recv
-  uint64_t seq = 0;           // collective sequence, or per-peer send/recv sequence
-  int64_t op_index = 0;       // position among all ops of the comm (fault numbering)
+  int root = -1;                        // root for rooted collectives, peer for send/recv
+  uint64_t seq = 0;                     // collective sequence, or per-peer send/recv sequence
+  int64_t op_index = 0;                 // position among all ops of the comm (fault numbering)
 
   size_t type_size() const { return datatype_size(dtype); }
   OpSignature signature() const {

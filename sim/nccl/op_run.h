@@ -34,7 +34,9 @@ class OpRun {
   int rank() const { return comm_.rank; }
   int nranks() const { return comm_.nranks; }
   int64_t ready_ns() const { return ready_ns_; }
-  void note_ready(int64_t t) { if (t > ready_ns_) ready_ns_ = t; }
+  void note_ready(int64_t t) {
+    if (t > ready_ns_) ready_ns_ = t;
+  }
 
   // Sends `len` bytes to `peer` tagged with this op's seq and `step` (kind as constructed).
   void send(int peer, uint32_t step, const void* data, size_t len);

@@ -39,13 +39,15 @@ int64_t run_p2p_batch(Comm& comm, const std::vector<const OpDesc*>& ops) {
     self_recvs.pop_front();
     if (s->count * s->type_size() != r->count * r->type_size()) {
       fail(ncclInvalidUsage, comm.label() + ": send to self of " + std::to_string(s->count) +
-                                 " elements does not match the receive from self of " + std::to_string(r->count));
+                                 " elements does not match the receive from self of " +
+                                 std::to_string(r->count));
       throw OpFailed{ncclInvalidUsage};
     }
     std::memmove(r->recvbuff, s->sendbuff, s->count * s->type_size());
   }
   if (!self_sends.empty() || !self_recvs.empty()) {
-    fail(ncclInvalidUsage, comm.label() + ": a send to self without a matching receive from self in the same group");
+    fail(ncclInvalidUsage,
+         comm.label() + ": a send to self without a matching receive from self in the same group");
     throw OpFailed{ncclInvalidUsage};
   }
   // Wait: data for receives, acks for sends.

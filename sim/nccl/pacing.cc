@@ -25,7 +25,8 @@ PathCost ring_cost(const Comm& comm) {
 PathCost all_pairs_cost(const Comm& comm) {
   PathCost c;
   for (int i = 0; i < comm.nranks; ++i) {
-    for (int j = i + 1; j < comm.nranks; ++j) c.add(cluster().link(comm.endpoint(i), comm.endpoint(j)));
+    for (int j = i + 1; j < comm.nranks; ++j)
+      c.add(cluster().link(comm.endpoint(i), comm.endpoint(j)));
   }
   return c;
 }
@@ -79,8 +80,10 @@ int64_t model_duration_ns(const Comm& comm, const OpDesc& op) {
       case Func::kSend:
       case Func::kRecv: {
         PathCost c;
-        if (op.root != comm.rank) c.add(cluster().link(comm.endpoint(comm.rank), comm.endpoint(op.root)));
-        else c.add(cluster().intra_node());
+        if (op.root != comm.rank)
+          c.add(cluster().link(comm.endpoint(comm.rank), comm.endpoint(op.root)));
+        else
+          c.add(cluster().intra_node());
         // Only the two ends of a send/recv slow it down.
         factor = std::max(comm.members[comm.rank].slow_factor, comm.members[op.root].slow_factor);
         seconds = c.lat_s + count * es / c.bw_bytes_per_s;

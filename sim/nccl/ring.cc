@@ -18,7 +18,8 @@ void ring_reduce_scatter(OpRun& run, char* work, const Segments& seg) {
     int in = ((r - 2 - s) % n + n) % n;
     run.send(right, static_cast<uint32_t>(s), work + seg.offset(out) * es, seg.length(out) * es);
     Message m = run.recv(left, static_cast<uint32_t>(s), seg.length(in) * es);
-    reduce_into(work + seg.offset(in) * es, m.data.get(), seg.length(in), run.op().dtype, run.op().reduction);
+    reduce_into(work + seg.offset(in) * es, m.data.get(), seg.length(in), run.op().dtype,
+                run.op().reduction);
   }
 }
 
@@ -39,15 +40,24 @@ void ring_all_gather(OpRun& run, char* work, const Segments& seg, uint32_t first
 
 void run_collective(OpRun& run) {
   switch (run.op().func) {
-    case Func::kAllReduce: return run_all_reduce(run);
-    case Func::kReduceScatter: return run_reduce_scatter(run);
-    case Func::kAllGather: return run_all_gather(run);
-    case Func::kBroadcast: return run_broadcast(run);
-    case Func::kReduce: return run_reduce(run);
-    case Func::kGather: return run_gather(run);
-    case Func::kScatter: return run_scatter(run);
-    case Func::kAlltoAll: return run_alltoall(run);
-    default: return;
+    case Func::kAllReduce:
+      return run_all_reduce(run);
+    case Func::kReduceScatter:
+      return run_reduce_scatter(run);
+    case Func::kAllGather:
+      return run_all_gather(run);
+    case Func::kBroadcast:
+      return run_broadcast(run);
+    case Func::kReduce:
+      return run_reduce(run);
+    case Func::kGather:
+      return run_gather(run);
+    case Func::kScatter:
+      return run_scatter(run);
+    case Func::kAlltoAll:
+      return run_alltoall(run);
+    default:
+      return;
   }
 }
 

@@ -9,8 +9,12 @@ namespace ringside::sim::nccl {
 namespace {
 
 // Position in the chain rooted at `root`, and the rank at a position.
-int position(int rank, int root, int n) { return (rank - root + n) % n; }
-int rank_at(int pos, int root, int n) { return (pos + root) % n; }
+int position(int rank, int root, int n) {
+  return (rank - root + n) % n;
+}
+int rank_at(int pos, int root, int n) {
+  return (pos + root) % n;
+}
 
 }  // namespace
 
@@ -61,7 +65,8 @@ void run_reduce(OpRun& run) {
   for (size_t off = 0; off < bytes || (bytes == 0 && step == 0); off += kChainChunkBytes, ++step) {
     size_t len = std::min(kChainChunkBytes, bytes - off);
     size_t elems = len / es;
-    prepare_input(acc.get(), static_cast<const char*>(op.sendbuff) + off, elems, op.dtype, op.reduction);
+    prepare_input(acc.get(), static_cast<const char*>(op.sendbuff) + off, elems, op.dtype,
+                  op.reduction);
     if (from >= 0) {
       Message m = run.recv(from, step, len);
       reduce_into(acc.get(), m.data.get(), elems, op.dtype, op.reduction);

@@ -37,7 +37,8 @@ bool parse_host_port(const std::string& text, SocketAddress* out, std::string* e
   std::string port_text = text.substr(colon + 1);
   unsigned port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535) {
     *error = "port '" + port_text + "' in '" + text + "' is not a number in 1..65535";
     return false;
   }
@@ -97,7 +98,8 @@ int accept_with_timeout(int listen_fd, int timeout_ms, std::string* error) {
     int r = poll(&p, 1, timeout_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) {
-      *error = "timed out after " + std::to_string(timeout_ms / 1000) + " s waiting for peers to connect";
+      *error = "timed out after " + std::to_string(timeout_ms / 1000) +
+               " s waiting for peers to connect";
       return -1;
     }
     if (r < 0) {
@@ -133,8 +135,8 @@ int connect_with_retry(const SocketAddress& addr, int timeout_ms, std::string* e
     int err = errno;
     close(fd);
     if (std::chrono::steady_clock::now() >= deadline) {
-      *error = "cannot connect to " + addr.to_string() + ": " + std::strerror(err) + " (gave up after " +
-               std::to_string(timeout_ms / 1000) + " s)";
+      *error = "cannot connect to " + addr.to_string() + ": " + std::strerror(err) +
+               " (gave up after " + std::to_string(timeout_ms / 1000) + " s)";
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));

@@ -15,13 +15,13 @@
 namespace ringside::sim::nccl {
 namespace {
 
-constexpr uint32_t kMsgMagic = 0x52534d47;  // "RSMG"
+constexpr uint32_t kMsgMagic = 0x52534d47;    // "RSMG"
 constexpr size_t kMaxReadPerTurn = 8u << 20;  // fairness between sockets
 
 const char* func_name(uint8_t f) {
-  static const char* const kNames[] = {"AllReduce", "Broadcast", "Reduce",  "AllGather", "ReduceScatter",
-                                       "AlltoAll",  "Gather",    "Scatter", "Send",      "Recv",
-                                       "Control"};
+  static const char* const kNames[] = {"AllReduce",     "Broadcast", "Reduce", "AllGather",
+                                       "ReduceScatter", "AlltoAll",  "Gather", "Scatter",
+                                       "Send",          "Recv",      "Control"};
   return f < sizeof kNames / sizeof kNames[0] ? kNames[f] : "?";
 }
 
@@ -98,15 +98,16 @@ Connection::~Connection() {
   if (!fd_closed_) ::close(fd_);
 }
 
-std::shared_ptr<Connection> make_connection(int fd, int peer, std::shared_ptr<CommLinkState> state) {
+std::shared_ptr<Connection> make_connection(int fd, int peer,
+                                            std::shared_ptr<CommLinkState> state) {
   set_nonblocking(fd, true);
   auto c = std::make_shared<Connection>(fd, peer, std::move(state));
   ProgressEngine::instance().add(c);
   return c;
 }
 
-bool Connection::send(MsgKind kind, uint64_t seq, uint32_t step, const OpSignature& sig, int64_t ready_ns,
-                      const void* data, size_t len) {
+bool Connection::send(MsgKind kind, uint64_t seq, uint32_t step, const OpSignature& sig,
+                      int64_t ready_ns, const void* data, size_t len) {
   MsgHeader h{};
   h.magic = kMsgMagic;
   h.kind = static_cast<uint32_t>(kind);
@@ -132,11 +133,13 @@ bool Connection::send(MsgKind kind, uint64_t seq, uint32_t step, const OpSignatu
   return ok;
 }
 
-WaitStatus Connection::wait(const MsgKey& key, const OpSignature* expected, Message* out, OpSignature* seen) {
+WaitStatus Connection::wait(const MsgKey& key, const OpSignature* expected, Message* out,
+                            OpSignature* seen) {
   std::unique_lock<std::mutex> lock(state_->mu);
   for (;;) {
     if (state_->aborted) return WaitStatus::kAborted;
-    if (state_->revoked && key.kind != static_cast<uint32_t>(MsgKind::kCtrl)) return WaitStatus::kAborted;
+    if (state_->revoked && key.kind != static_cast<uint32_t>(MsgKind::kCtrl))
+      return WaitStatus::kAborted;
     auto it = mailbox_.find(key);
     if (it != mailbox_.end()) {
       if (expected && !(it->second.header.sig == *expected)) {
@@ -158,7 +161,8 @@ WaitStatus Connection::wait(const MsgKey& key, const OpSignature* expected, Mess
     }
     // Control exchanges (split/shrink) only care about this peer: shrinking a comm
     // that lost a member must still work between the survivors.
-    const bool comm_failed = state_->error != ncclSuccess && key.kind != static_cast<uint32_t>(MsgKind::kCtrl);
+    const bool comm_failed =
+        state_->error != ncclSuccess && key.kind != static_cast<uint32_t>(MsgKind::kCtrl);
     if (comm_failed || dead_ || (peer_bye_ && read_done_)) {
       if (state_->error == ncclSuccess) {
         state_->error = ncclRemoteError;
@@ -223,7 +227,8 @@ void Connection::finish_reading(bool) {
     dead_ = true;
     if (state_->error == ncclSuccess && !state_->aborted) {
       state_->error = ncclRemoteError;
-      state_->error_text = state_->comm_label + ": lost the connection to rank " + std::to_string(peer_) +
+      state_->error_text = state_->comm_label + ": lost the connection to rank " +
+                           std::to_string(peer_) +
                            " (its process died or aborted the communicator)";
     }
   }

@@ -60,12 +60,12 @@ struct Message {
 struct CommLinkState {
   std::mutex mu;
   std::condition_variable cv;
-  bool aborted = false;          // ncclCommAbort: every wait returns
-  bool revoked = false;          // ncclCommRevoke / shrink-abort: op waits return, control exchanges go on
-  bool warned = false;           // the asynchronous error was printed once
+  bool aborted = false;  // ncclCommAbort: every wait returns
+  bool revoked = false;  // ncclCommRevoke / shrink-abort: op waits return, control exchanges go on
+  bool warned = false;   // the asynchronous error was printed once
   ncclResult_t error = ncclSuccess;  // first asynchronous error (ncclRemoteError on a dead peer)
   std::string error_text;
-  std::string comm_label;        // for messages: "comm 0x... rank r/n"
+  std::string comm_label;  // for messages: "comm 0x... rank r/n"
 };
 
 enum class WaitStatus { kOk, kAborted, kRemoteError, kDesync };

@@ -14,7 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void synth_into(const std::string& dir, const std::string& job, std::vector<std::string> faults = {}) {
+void synth_into(const std::string& dir, const std::string& job,
+                std::vector<std::string> faults = {}) {
   auto spec = small_spec(dir);
   spec.job_id = job;
   spec.steps = 10;
@@ -44,7 +45,8 @@ TEST(Cli, HealthyExitsZeroAndWritesTheReportContract) {
 
 TEST(Cli, FindingsExitOneWithEveryContractField) {
   TempDir dir("cli-findings");
-  auto r = run_cli({"synth", "-o", dir.path() + "/t", "--steps", "30", "--fault", "stop:rank=3,op=40"});
+  auto r =
+      run_cli({"synth", "-o", dir.path() + "/t", "--steps", "30", "--fault", "stop:rank=3,op=40"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_cli({"analyze", dir.path() + "/t", "--json", "-"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -52,7 +54,8 @@ TEST(Cli, FindingsExitOneWithEveryContractField) {
   EXPECT_EQ(j["verdict"], "hung");
   ASSERT_FALSE(j["findings"].empty());
   const auto& f = j["findings"][0];
-  for (const char* key : {"kind", "subkind", "ranks", "nodes", "comm", "seq", "severity", "confidence", "evidence"}) {
+  for (const char* key :
+       {"kind", "subkind", "ranks", "nodes", "comm", "seq", "severity", "confidence", "evidence"}) {
     EXPECT_TRUE(f.contains(key)) << key;
   }
   EXPECT_EQ(f["ranks"], std::vector<int>{3});
@@ -80,7 +83,8 @@ TEST(Cli, MixedJobs) {
   TempDir dir("cli-mixed");
   synth_into(dir.path() + "/a", "jobA");
   synth_into(dir.path() + "/b", "jobB");
-  fs::copy_file(dir.path() + "/b/ringside-jobB-r000001.h5", dir.path() + "/a/ringside-jobB-r000001.h5");
+  fs::copy_file(dir.path() + "/b/ringside-jobB-r000001.h5",
+                dir.path() + "/a/ringside-jobB-r000001.h5");
   auto r = run_cli({"analyze", dir.path() + "/a"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("more than one job"), std::string::npos) << r.err;

@@ -15,7 +15,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-
 TraceSet load(const std::string& dir) {
   Progress quiet(false);
   auto s = load_trace_set(dir, LoadOptions{}, quiet);
@@ -49,12 +48,14 @@ TEST(ClockAlign, RobustToAStragglerAndAHang) {
   TempDir dir("clock-robust");
   auto spec = small_spec(dir.path());
   spec.clock_offset_ms = 40;
-  spec.faults = {*synth::parse_fault("straggler:rank=1,factor=2"), *synth::parse_fault("stop:rank=6,op=60")};
+  spec.faults = {*synth::parse_fault("straggler:rank=1,factor=2"),
+                 *synth::parse_fault("stop:rank=6,op=60")};
   ASSERT_TRUE(synth::write_synth_traces(spec).ok());
   TraceSet set = load(dir.path());
   ClockAlignment a = align_clocks(set);
   synth::SynthModel model(spec);
-  EXPECT_NEAR(a.nodes[1].offset_ms, (model.clock_offset_ns(1) - model.clock_offset_ns(0)) / 1e6, 0.5);
+  EXPECT_NEAR(a.nodes[1].offset_ms, (model.clock_offset_ns(1) - model.clock_offset_ns(0)) / 1e6,
+              0.5);
 }
 
 TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
@@ -96,7 +97,8 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   EXPECT_GT(slow.t_stat(), 10);
   EXPECT_GT(slow.positive_fraction(), 0.9);
   for (int r : {0, 1, 2, 4, 5, 6, 7}) {
-    EXPECT_LT(stats.ranks()[static_cast<size_t>(r)].total.mean_excess(), 0.2 * slow.mean_excess()) << r;
+    EXPECT_LT(stats.ranks()[static_cast<size_t>(r)].total.mean_excess(), 0.2 * slow.mean_excess())
+        << r;
   }
   EXPECT_GT(stats.ranks()[2].total.wait_ns, slow.wait_ns);  // its TP partner waits for it
 }

@@ -113,7 +113,8 @@ TEST(Scenario, SlowNodePair) {
   EXPECT_EQ(r.findings[0].nodes, (Nodes{"node2", "node3"}));
 }
 
-void expect_hang(const Report& r, const std::string& kind, const std::string& subkind, Ranks ranks, uint64_t seq) {
+void expect_hang(const Report& r, const std::string& kind, const std::string& subkind, Ranks ranks,
+                 uint64_t seq) {
   EXPECT_EQ(r.verdict, "hung");
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
@@ -177,7 +178,8 @@ TEST(Scenario, MissingRankThatOthersWaitFor) {
 
 TEST(Scenario, XidAndEccAreGpuHealth) {
   TempDir dir("xid");
-  Report r = synth_and_analyze(small_spec(dir.path()), {"xid:rank=3,code=79,step=10", "ecc:rank=5,step=3"});
+  Report r = synth_and_analyze(small_spec(dir.path()),
+                               {"xid:rank=3,code=79,step=10", "ecc:rank=5,step=3"});
   const Finding* x = find_kind(r, "gpu_health", "xid");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->ranks, Ranks{3});

@@ -12,11 +12,12 @@ namespace ringside::analysis::test {
 namespace {
 
 TEST(SynthFault, ParsesEveryKind) {
-  for (const char* text : {"straggler:rank=1,factor=1.2", "throttle:rank=2", "imbalance:amount=0.3",
-                           "heavy_stage:stage=1,factor=2", "slow_nic:node=node1,factor=3",
-                           "slow_pair:a=node1,b=node2,factor=3", "stop:rank=1,op=3", "all_stuck:op=2",
-                           "stall:rank=0,op=1", "desync:rank=1,op=4", "crash:rank=1,op=4", "missing:rank=3",
-                           "xid:rank=1,code=48,step=2", "ecc:rank=1"}) {
+  for (const char* text :
+       {"straggler:rank=1,factor=1.2", "throttle:rank=2", "imbalance:amount=0.3",
+        "heavy_stage:stage=1,factor=2", "slow_nic:node=node1,factor=3",
+        "slow_pair:a=node1,b=node2,factor=3", "stop:rank=1,op=3", "all_stuck:op=2",
+        "stall:rank=0,op=1", "desync:rank=1,op=4", "crash:rank=1,op=4", "missing:rank=3",
+        "xid:rank=1,code=48,step=2", "ecc:rank=1"}) {
     auto f = synth::parse_fault(text);
     EXPECT_TRUE(f.ok()) << text << ": " << f.message();
   }
@@ -27,11 +28,15 @@ TEST(SynthFault, ParsesEveryKind) {
 }
 
 TEST(SynthFault, RejectsBadInputWithAMessage) {
-  struct Case { const char* text; const char* mentions; };
-  for (const Case& c : {Case{"nope:rank=1", "unknown fault kind"}, Case{"straggler:rank=1", "missing 'factor='"},
-                        Case{"straggler:rank=x,factor=2", "rank='x'"}, Case{"straggler:rank=1,factor=0.5", ">= 1"},
-                        Case{"stop:rank=1,op=2,extra=3", "unknown key 'extra'"}, Case{"stop:rank1", "not key=value"},
-                        Case{"stop:rank=1,op=12abc", "op='12abc'"}}) {
+  struct Case {
+    const char* text;
+    const char* mentions;
+  };
+  for (const Case& c :
+       {Case{"nope:rank=1", "unknown fault kind"}, Case{"straggler:rank=1", "missing 'factor='"},
+        Case{"straggler:rank=x,factor=2", "rank='x'"}, Case{"straggler:rank=1,factor=0.5", ">= 1"},
+        Case{"stop:rank=1,op=2,extra=3", "unknown key 'extra'"},
+        Case{"stop:rank1", "not key=value"}, Case{"stop:rank=1,op=12abc", "op='12abc'"}}) {
     auto f = synth::parse_fault(c.text);
     ASSERT_FALSE(f.ok()) << c.text;
     EXPECT_NE(f.message().find(c.mentions), std::string::npos) << f.message();
@@ -62,7 +67,9 @@ TEST(SynthModel, CollectivesEndTogetherAfterTheLastArrival) {
   synth::SynthModel model(spec);
   struct Sink : synth::OpSink {
     std::map<std::pair<uint64_t, uint64_t>, std::vector<std::pair<int, trace::OpRecord>>> ops;
-    void op(int rank, const trace::OpRecord& op) override { ops[{op.comm_id, op.seq}].emplace_back(rank, op); }
+    void op(int rank, const trace::OpRecord& op) override {
+      ops[{op.comm_id, op.seq}].emplace_back(rank, op);
+    }
   } sink;
   model.run(sink);
   ASSERT_FALSE(sink.ops.empty());

@@ -15,7 +15,9 @@ namespace ringside::analysis::test {
 namespace fs = std::filesystem;
 
 TempDir::TempDir(const std::string& name) {
-  path_ = (fs::temp_directory_path() / ("ringside-analyzer-test-" + name + "-" + std::to_string(::getpid()))).string();
+  path_ = (fs::temp_directory_path() /
+           ("ringside-analyzer-test-" + name + "-" + std::to_string(::getpid())))
+              .string();
   fs::remove_all(path_);
   fs::create_directories(path_);
 }

@@ -81,11 +81,12 @@ int do_write(const std::string& path, uint64_t n) {
   if (!w.value()->close().ok()) return 1;
   const double secs = seconds_since(t0);
   const auto size = std::filesystem::file_size(path);
-  std::printf("{\"metric\":\"trace_write\",\"ops\":%llu,\"seconds\":%.4f,\"records_per_s\":%.0f,"
-              "\"file_bytes\":%llu,\"bytes_per_op\":%.2f,\"raw_record_bytes\":%zu}\n",
-              static_cast<unsigned long long>(n), secs, static_cast<double>(n) / secs,
-              static_cast<unsigned long long>(size), static_cast<double>(size) / static_cast<double>(n),
-              sizeof(OpRecord));
+  std::printf(
+      "{\"metric\":\"trace_write\",\"ops\":%llu,\"seconds\":%.4f,\"records_per_s\":%.0f,"
+      "\"file_bytes\":%llu,\"bytes_per_op\":%.2f,\"raw_record_bytes\":%zu}\n",
+      static_cast<unsigned long long>(n), secs, static_cast<double>(n) / secs,
+      static_cast<unsigned long long>(size), static_cast<double>(size) / static_cast<double>(n),
+      sizeof(OpRecord));
   return 0;
 }
 
@@ -108,10 +109,11 @@ int do_read(const std::string& path) {
     return 1;
   }
   const double secs = seconds_since(t0);
-  std::printf("{\"metric\":\"trace_read\",\"ops\":%llu,\"seconds\":%.4f,\"records_per_s\":%.0f,"
-              "\"checksum\":%lld}\n",
-              static_cast<unsigned long long>(n), secs, static_cast<double>(n) / secs,
-              static_cast<long long>(checksum));
+  std::printf(
+      "{\"metric\":\"trace_read\",\"ops\":%llu,\"seconds\":%.4f,\"records_per_s\":%.0f,"
+      "\"checksum\":%lld}\n",
+      static_cast<unsigned long long>(n), secs, static_cast<double>(n) / secs,
+      static_cast<long long>(checksum));
   return 0;
 }
 

@@ -49,8 +49,9 @@ std::vector<RankResult> run_ranks(const LaunchSpec& spec) {
     if (eq != std::string::npos) common[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   // Start from a clean slate for the variables the sim reads.
-  for (const char* k : {"NCCL_COMM_ID", "RINGSIM_CLUSTER", "RINGSIM_NODE", "RINGSIM_DEBUG", "SLURM_PROCID",
-                        "OMPI_COMM_WORLD_RANK", "SLURMD_NODENAME", "SLURM_JOB_ID"}) {
+  for (const char* k :
+       {"NCCL_COMM_ID", "RINGSIM_CLUSTER", "RINGSIM_NODE", "RINGSIM_DEBUG", "SLURM_PROCID",
+        "OMPI_COMM_WORLD_RANK", "SLURMD_NODENAME", "SLURM_JOB_ID"}) {
     common.erase(k);
   }
   common["LD_LIBRARY_PATH"] = RINGSIM_TEST_LIB_DIR;
@@ -128,7 +129,8 @@ std::string describe(const std::vector<RankResult>& results) {
     const RankResult& x = results[r];
     s += "rank " + std::to_string(r) + ": " +
          (!x.finished ? std::string("still running (killed)")
-                      : x.exited ? "exit " + std::to_string(x.exit_code) : "signal " + std::to_string(x.signal)) +
+          : x.exited  ? "exit " + std::to_string(x.exit_code)
+                      : "signal " + std::to_string(x.signal)) +
          "\n  stdout: " + x.out.substr(0, 2000) + "\n  stderr: " + x.err.substr(0, 2000) + "\n";
   }
   return s;

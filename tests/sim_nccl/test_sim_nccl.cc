@@ -30,7 +30,8 @@ LaunchSpec worker(int nranks, std::vector<std::string> args, double timeout_s = 
 
 void expect_all_pass(const std::vector<RankResult>& results, const std::string& marker) {
   for (size_t r = 0; r < results.size(); ++r) {
-    EXPECT_TRUE(results[r].finished && results[r].exited && results[r].exit_code == 0) << describe(results);
+    EXPECT_TRUE(results[r].finished && results[r].exited && results[r].exit_code == 0)
+        << describe(results);
     EXPECT_NE(results[r].out.find(marker), std::string::npos) << describe(results);
   }
 }
@@ -41,7 +42,9 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -58,9 +61,13 @@ TEST(SimNccl, GroupedSendRecvNeverDeadlocks) {
   for (int n : {3, 4}) expect_all_pass(run_ranks(worker(n, {"group"})), "group ok");
 }
 
-TEST(SimNccl, SplitCommunicators) { expect_all_pass(run_ranks(worker(5, {"split"})), "split ok"); }
+TEST(SimNccl, SplitCommunicators) {
+  expect_all_pass(run_ranks(worker(5, {"split"})), "split ok");
+}
 
-TEST(SimNccl, ShrinkWithoutOneRank) { expect_all_pass(run_ranks(worker(4, {"shrink"})), "shrink ok"); }
+TEST(SimNccl, ShrinkWithoutOneRank) {
+  expect_all_pass(run_ranks(worker(4, {"shrink"})), "shrink ok");
+}
 
 TEST(SimNccl, InitByUniqueIdWithoutCommId) {
   // Rank 0's ncclGetUniqueId starts the root; the id travels through a file.
@@ -73,7 +80,9 @@ TEST(SimNccl, InitByUniqueIdWithoutCommId) {
   std::remove(id_file.c_str());
 }
 
-TEST(SimNccl, NonBlockingInit) { expect_all_pass(run_ranks(worker(3, {"nonblocking"})), "nonblocking ok"); }
+TEST(SimNccl, NonBlockingInit) {
+  expect_all_pass(run_ranks(worker(3, {"nonblocking"})), "nonblocking ok");
+}
 
 TEST(SimNccl, SeveralDevicesInOneProcess) {
   auto spec = worker(1, {"initall", "4"});
@@ -105,18 +114,23 @@ const char* kTwoNodes = R"({"nodes": 2, "inter_node": {"bandwidth_gbps": 0.25, "
 TEST(SimNcclFaults, TenTimesSlowerLinkShowsInTransfers) {
   auto [ar_fast, p2p_fast] = two_node_times(std::string(kTwoNodes) + "}");
   auto [ar_slow, p2p_slow] =
-      two_node_times(std::string(kTwoNodes) + R"(, "faults": {"slow_pair": {"nodes": ["node1", "node2"], "factor": 10}}})");
+      two_node_times(std::string(kTwoNodes) +
+                     R"(, "faults": {"slow_pair": {"nodes": ["node1", "node2"], "factor": 10}}})");
   EXPECT_GE(ar_slow, 3 * ar_fast) << "all-reduce " << ar_fast << " us vs " << ar_slow << " us";
   EXPECT_GE(p2p_slow, 3 * p2p_fast) << "send/recv " << p2p_fast << " us vs " << p2p_slow << " us";
-  auto [ar_nic, p2p_nic] =
-      two_node_times(std::string(kTwoNodes) + R"(, "faults": {"slow_nic": {"node": "node2", "factor": 10}}})");
-  EXPECT_GE(ar_nic, 3 * ar_fast) << "all-reduce " << ar_fast << " us vs " << ar_nic << " us (slow NIC)";
+  auto [ar_nic, p2p_nic] = two_node_times(
+      std::string(kTwoNodes) + R"(, "faults": {"slow_nic": {"node": "node2", "factor": 10}}})");
+  EXPECT_GE(ar_nic, 3 * ar_fast) << "all-reduce " << ar_fast << " us vs " << ar_nic
+                                 << " us (slow NIC)";
 }
 
 namespace {
 
 std::vector<RankResult> run_fault(const std::string& faults, bool desync = false) {
-  auto spec = worker(3, desync ? std::vector<std::string>{"loop", "8", "desync"} : std::vector<std::string>{"loop", "8"}, 6);
+  auto spec = worker(3,
+                     desync ? std::vector<std::string>{"loop", "8", "desync"}
+                            : std::vector<std::string>{"loop", "8"},
+                     6);
   spec.env["RINGSIM_CLUSTER"] = write_temp("fault.json", R"({"faults": )" + faults + "}");
   if (desync) spec.env["RINGSIM_DEBUG"] = "1";
   auto results = run_ranks(spec);
@@ -150,7 +164,8 @@ TEST(SimNcclFaults, StalledDeviceBlocksTheOp) {
 
 TEST(SimNcclFaults, CrashedRankMakesPeersBlockOrSeeRemoteError) {
   auto results = run_fault(R"({"crash": {"rank": 1, "op": 3}})");
-  EXPECT_TRUE(results[1].finished && !results[1].exited && results[1].signal == SIGABRT) << describe(results);
+  EXPECT_TRUE(results[1].finished && !results[1].exited && results[1].signal == SIGABRT)
+      << describe(results);
   for (int r : {0, 2}) {
     EXPECT_FALSE(contains(results[r].out, "completed op 3")) << describe(results);
     bool blocked = !results[r].finished;
@@ -176,11 +191,35 @@ TEST(SimNcclLibrary, ExportsWeakAndStrongNamesAndFailsLoudlyWhereUnsupported) {
   std::string path = std::string(RINGSIM_TEST_LIB_DIR) + "/libnccl.so.2";
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
-  for (const char* name : {"AllReduce", "Broadcast", "Bcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll",
-                           "Gather", "Scatter", "Send", "Recv", "GroupStart", "GroupEnd", "CommInitRank",
-                           "CommInitRankConfig", "CommInitAll", "CommSplit", "CommShrink", "CommFinalize",
-                           "CommDestroy", "CommAbort", "CommRevoke", "CommGetAsyncError", "GetVersion",
-                           "GetUniqueId", "GetErrorString", "GetLastError", "MemAlloc", "CommWindowRegister"}) {
+  for (const char* name : {"AllReduce",
+                           "Broadcast",
+                           "Bcast",
+                           "Reduce",
+                           "AllGather",
+                           "ReduceScatter",
+                           "AlltoAll",
+                           "Gather",
+                           "Scatter",
+                           "Send",
+                           "Recv",
+                           "GroupStart",
+                           "GroupEnd",
+                           "CommInitRank",
+                           "CommInitRankConfig",
+                           "CommInitAll",
+                           "CommSplit",
+                           "CommShrink",
+                           "CommFinalize",
+                           "CommDestroy",
+                           "CommAbort",
+                           "CommRevoke",
+                           "CommGetAsyncError",
+                           "GetVersion",
+                           "GetUniqueId",
+                           "GetErrorString",
+                           "GetLastError",
+                           "MemAlloc",
+                           "CommWindowRegister"}) {
     void* weak = dlsym(lib, (std::string("nccl") + name).c_str());
     void* strong = dlsym(lib, (std::string("pnccl") + name).c_str());
     EXPECT_NE(weak, nullptr) << name;
@@ -190,7 +229,8 @@ TEST(SimNcclLibrary, ExportsWeakAndStrongNamesAndFailsLoudlyWhereUnsupported) {
   int version = 0;
   EXPECT_EQ(get_version(&version), ncclSuccess);
   EXPECT_EQ(version, NCCL_VERSION_CODE);
-  auto simulate = reinterpret_cast<ncclResult_t (*)(ncclSimInfo_t*)>(dlsym(lib, "ncclGroupSimulateEnd"));
+  auto simulate =
+      reinterpret_cast<ncclResult_t (*)(ncclSimInfo_t*)>(dlsym(lib, "ncclGroupSimulateEnd"));
   auto last_error = reinterpret_cast<const char* (*)(ncclComm_t)>(dlsym(lib, "ncclGetLastError"));
   ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
   EXPECT_EQ(simulate(&info), ncclInvalidUsage);

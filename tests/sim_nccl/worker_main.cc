@@ -48,7 +48,8 @@ long g_checks = 0;
 
 void nccl_ok(ncclResult_t r, const char* call) {
   if (r != ncclSuccess) {
-    die(std::string(call) + " -> " + ncclGetErrorString(r) + " (" + ncclGetLastError(nullptr) + ")");
+    die(std::string(call) + " -> " + ncclGetErrorString(r) + " (" + ncclGetLastError(nullptr) +
+        ")");
   }
 }
 void cuda_ok(cudaError_t e, const char* call) {
@@ -117,12 +118,22 @@ double reduced(ncclDataType_t t, ncclRedOp_t op, size_t i, double premul) {
   double acc = 0;
   for (int r = 0; r < g_nranks; ++r) {
     double v = input_value(t, op, r, i);
-    if (r == 0) { acc = op == ncclSum || op == ncclAvg || op >= ncclNumOps ? 0 : v; }
+    if (r == 0) {
+      acc = op == ncclSum || op == ncclAvg || op >= ncclNumOps ? 0 : v;
+    }
     switch (op) {
-      case ncclProd: if (r > 0) acc *= v; break;
-      case ncclMax: acc = std::max(acc, v); break;
-      case ncclMin: acc = std::min(acc, v); break;
-      default: acc += v; break;
+      case ncclProd:
+        if (r > 0) acc *= v;
+        break;
+      case ncclMax:
+        acc = std::max(acc, v);
+        break;
+      case ncclMin:
+        acc = std::min(acc, v);
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   if (op == ncclAvg) acc = is_integer(t) ? std::trunc(acc / g_nranks) : acc / g_nranks;
@@ -143,23 +154,27 @@ void expect(ncclDataType_t t, ncclRedOp_t op, const std::vector<char>& got, size
   double tol = 0;
   if (op == ncclAvg && !is_integer(t)) {
     // Average pre-multiplies by 1/n in the datatype: rounding, not equality.
-    tol = t == ncclFloat32 || t == ncclFloat64 ? 1e-5 : t == ncclFloat16 ? 1e-2 : t == ncclBfloat16 ? 4e-2 : 0.3;
+    tol = t == ncclFloat32 || t == ncclFloat64 ? 1e-5
+          : t == ncclFloat16                   ? 1e-2
+          : t == ncclBfloat16                  ? 4e-2
+                                               : 0.3;
     tol *= std::max(1.0, std::fabs(want));
     w = want;
   }
   ++g_checks;
   if (!(std::fabs(g - w) <= tol)) {
-    die(what + " type " + std::to_string(t) + " op " + std::to_string(op) + " index " + std::to_string(i) +
-        ": got " + std::to_string(g) + ", want " + std::to_string(w));
+    die(what + " type " + std::to_string(t) + " op " + std::to_string(op) + " index " +
+        std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w));
   }
 }
 
 // One collective, checked; `inplace` selects NCCL's in-place form.
-void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, ncclDataType_t t, ncclRedOp_t op,
-                      size_t count, bool inplace, double premul = 1) {
+void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, ncclDataType_t t,
+                      ncclRedOp_t op, size_t count, bool inplace, double premul = 1) {
   const int n = g_nranks, me = g_rank, root = n - 1;
   const size_t es = type_size(t), block = count * es;
-  const std::string what = coll + (inplace ? " in-place" : " out-of-place") + " count " + std::to_string(count);
+  const std::string what =
+      coll + (inplace ? " in-place" : " out-of-place") + " count " + std::to_string(count);
   if (coll == "allreduce" || coll == "reduce" || coll == "broadcast" || coll == "bcast") {
     DevBuf send(block), recv(block);
     const int bc_root = 1 % n;
@@ -176,7 +191,8 @@ void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, 
     if (coll == "reduce" && me != root) return;
     auto got = download(out, block);
     for (size_t i = 0; i < count; ++i) {
-      double want = (coll == "broadcast" || coll == "bcast") ? input_value(t, op, bc_root, i) : reduced(t, op, i, premul);
+      double want = (coll == "broadcast" || coll == "bcast") ? input_value(t, op, bc_root, i)
+                                                             : reduced(t, op, i, premul);
       expect(t, coll.starts_with("b") ? ncclSum : op, got, i, want, what);
     }
   } else if (coll == "reducescatter") {
@@ -187,7 +203,8 @@ void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, 
     NCCL(ncclReduceScatter(send.ptr, out, count, t, op, comm, s));
     CUDA(cudaStreamSynchronize(s));
     auto got = download(out, block);
-    for (size_t i = 0; i < count; ++i) expect(t, op, got, i, reduced(t, op, me * count + i, premul), what);
+    for (size_t i = 0; i < count; ++i)
+      expect(t, op, got, i, reduced(t, op, me * count + i, premul), what);
   } else if (coll == "allgather" || coll == "gather") {
     DevBuf send(block), recv(block * n);
     const bool at_root = coll == "allgather" || me == root;
@@ -198,13 +215,16 @@ void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, 
     } else {
       upload(send.ptr, contribution(t, op, me, count));
     }
-    if (coll == "allgather") NCCL(ncclAllGather(in, recv.ptr, count, t, comm, s));
-    else NCCL(ncclGather(in, recv.ptr, count, t, root, comm, s));
+    if (coll == "allgather")
+      NCCL(ncclAllGather(in, recv.ptr, count, t, comm, s));
+    else
+      NCCL(ncclGather(in, recv.ptr, count, t, root, comm, s));
     CUDA(cudaStreamSynchronize(s));
     if (!at_root) return;
     auto got = download(recv.ptr, block * n);
     for (int p = 0; p < n; ++p) {
-      for (size_t i = 0; i < count; ++i) expect(t, ncclSum, got, p * count + i, input_value(t, op, p, i), what);
+      for (size_t i = 0; i < count; ++i)
+        expect(t, ncclSum, got, p * count + i, input_value(t, op, p, i), what);
     }
   } else if (coll == "scatter") {
     DevBuf send(block * n), recv(block);
@@ -214,7 +234,8 @@ void check_collective(ncclComm_t comm, cudaStream_t s, const std::string& coll, 
     NCCL(ncclScatter(send.ptr, out, count, t, root, comm, s));
     CUDA(cudaStreamSynchronize(s));
     auto got = download(out, block);
-    for (size_t i = 0; i < count; ++i) expect(t, ncclSum, got, i, input_value(t, op, root, me * count + i), what);
+    for (size_t i = 0; i < count; ++i)
+      expect(t, ncclSum, got, i, input_value(t, op, root, me * count + i), what);
   } else if (coll == "alltoall") {
     DevBuf send(block * n), recv(block * n);
     upload(send.ptr, contribution(t, op, me, count * n));
@@ -242,16 +263,19 @@ int run_colls() {
     auto t = static_cast<ncclDataType_t>(ti);
     for (bool inplace : {false, true}) {
       for (ncclRedOp_t op : ops) {
-        for (const char* c : {"allreduce", "reduce", "reducescatter"}) check_collective(comm, s, c, t, op, small, inplace);
+        for (const char* c : {"allreduce", "reduce", "reducescatter"})
+          check_collective(comm, s, c, t, op, small, inplace);
       }
       for (const char* c : {"allgather", "broadcast", "bcast", "gather", "scatter", "alltoall"}) {
         check_collective(comm, s, c, t, ncclSum, small, inplace);
       }
       // Larger buffers take the ring / pipelined paths.
       for (ncclRedOp_t op : {ncclSum, ncclMax}) {
-        for (const char* c : {"allreduce", "reduce", "reducescatter"}) check_collective(comm, s, c, t, op, big, inplace);
+        for (const char* c : {"allreduce", "reduce", "reducescatter"})
+          check_collective(comm, s, c, t, op, big, inplace);
       }
-      for (const char* c : {"allgather", "broadcast", "alltoall"}) check_collective(comm, s, c, t, ncclSum, big, inplace);
+      for (const char* c : {"allgather", "broadcast", "alltoall"})
+        check_collective(comm, s, c, t, ncclSum, big, inplace);
     }
     // Zero-sized ops return at once and do not disturb what follows.
     NCCL(ncclAllReduce(nullptr, nullptr, 0, t, ncclSum, comm, s));
@@ -268,7 +292,8 @@ int run_colls() {
     }
     ncclRedOp_t premul;
     NCCL(ncclRedOpCreatePreMulSum(&premul, sp, ncclFloat32, res, comm));
-    for (size_t count : {small, big}) check_collective(comm, s, "allreduce", ncclFloat32, premul, count, false, 2.0);
+    for (size_t count : {small, big})
+      check_collective(comm, s, "allreduce", ncclFloat32, premul, count, false, 2.0);
     NCCL(ncclRedOpDestroy(premul, comm));
   }
   CUDA(cudaStreamDestroy(s));
@@ -287,7 +312,9 @@ int run_group() {
   DevBuf send(count * 4 * n), recv(count * 4 * n);
   std::vector<char> h(count * 4 * n);
   for (int p = 0; p < n; ++p) {
-    for (size_t i = 0; i < count; ++i) reinterpret_cast<int32_t*>(h.data())[p * count + i] = me * 100000 + p * 1000 + static_cast<int>(i % 1000);
+    for (size_t i = 0; i < count; ++i)
+      reinterpret_cast<int32_t*>(h.data())[p * count + i] =
+          me * 100000 + p * 1000 + static_cast<int>(i % 1000);
   }
   upload(send.ptr, h);
   for (int round = 0; round < 3; ++round) {
@@ -304,7 +331,8 @@ int run_group() {
       for (size_t i = 0; i < count; ++i) {
         int32_t v = reinterpret_cast<int32_t*>(got.data())[p * count + i];
         ++g_checks;
-        if (v != p * 100000 + me * 1000 + static_cast<int>(i % 1000)) die("grouped send/recv from rank " + std::to_string(p));
+        if (v != p * 100000 + me * 1000 + static_cast<int>(i % 1000))
+          die("grouped send/recv from rank " + std::to_string(p));
       }
     }
   }
@@ -313,7 +341,8 @@ int run_group() {
     const size_t big = (1 << 20) + 3;
     DevBuf a(big * 4), b(big * 4);
     std::vector<char> ha(big * 4);
-    for (size_t i = 0; i < big; ++i) reinterpret_cast<int32_t*>(ha.data())[i] = me + static_cast<int>(i);
+    for (size_t i = 0; i < big; ++i)
+      reinterpret_cast<int32_t*>(ha.data())[i] = me + static_cast<int>(i);
     upload(a.ptr, ha);
     NCCL(ncclGroupStart());
     NCCL(ncclRecv(b.ptr, big, ncclInt32, (me - 1 + n) % n, comm, s));
@@ -324,7 +353,8 @@ int run_group() {
     int from = (me - 1 + n) % n;
     for (size_t i = 0; i < big; i += 997) {
       ++g_checks;
-      if (reinterpret_cast<int32_t*>(got.data())[i] != from + static_cast<int>(i)) die("ring shift");
+      if (reinterpret_cast<int32_t*>(got.data())[i] != from + static_cast<int>(i))
+        die("ring shift");
     }
   }
   // Grouped collectives complete together.
@@ -340,7 +370,8 @@ int run_group() {
   auto gy = download(y.ptr, 64 * 4), gx = download(x.ptr, 64 * 4);
   for (int i = 0; i < 64; ++i) {
     g_checks += 2;
-    if (reinterpret_cast<int32_t*>(gy.data())[i] != n * (n - 1) / 2 + n * i) die("grouped all-reduce sum");
+    if (reinterpret_cast<int32_t*>(gy.data())[i] != n * (n - 1) / 2 + n * i)
+      die("grouped all-reduce sum");
     if (reinterpret_cast<int32_t*>(gx.data())[i] != n - 1 + i) die("grouped all-reduce max");
   }
   NCCL(ncclCommDestroy(comm));
@@ -383,7 +414,8 @@ int run_split() {
     CUDA(cudaStreamSynchronize(s));
     int sum = 0;
     for (int r : members) sum += r;
-    if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != sum) die("all-reduce on the split communicator");
+    if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != sum)
+      die("all-reduce on the split communicator");
     NCCL(ncclCommDestroy(sub));
   }
   // The parent still works after the split.
@@ -393,7 +425,8 @@ int run_split() {
   upload(w.ptr, h);
   NCCL(ncclAllReduce(w.ptr, w.ptr, 1, ncclInt32, ncclSum, world, s));
   CUDA(cudaStreamSynchronize(s));
-  if (*reinterpret_cast<int32_t*>(download(w.ptr, 4).data()) != n) die("all-reduce on the parent after the split");
+  if (*reinterpret_cast<int32_t*>(download(w.ptr, 4).data()) != n)
+    die("all-reduce on the parent after the split");
   NCCL(ncclCommDestroy(world));
   std::printf("rank %d: split ok\n", g_rank);
   return 0;
@@ -423,7 +456,8 @@ int run_nonblocking() {
   upload(b.ptr, h);
   NCCL(ncclAllReduce(b.ptr, b.ptr, 1, ncclInt32, ncclSum, comm, s));
   CUDA(cudaStreamSynchronize(s));
-  if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != g_nranks * (g_nranks + 1) / 2) die("all-reduce");
+  if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != g_nranks * (g_nranks + 1) / 2)
+    die("all-reduce");
   NCCL(ncclCommFinalize(comm));
   NCCL(ncclCommDestroy(comm));
   std::printf("rank %d: nonblocking ok (init returned %s, %d polls)\n", g_rank,
@@ -443,16 +477,21 @@ int run_initall(int ndev) {
     int dev = -1, rank = -1;
     NCCL(ncclCommCuDevice(comms[i], &dev));
     NCCL(ncclCommUserRank(comms[i], &rank));
-    if (dev != devs[i] || rank != i) die("ncclCommInitAll: comm " + std::to_string(i) + " has device " + std::to_string(dev) + " rank " + std::to_string(rank));
+    if (dev != devs[i] || rank != i)
+      die("ncclCommInitAll: comm " + std::to_string(i) + " has device " + std::to_string(dev) +
+          " rank " + std::to_string(rank));
     CUDA(cudaSetDevice(dev));
     CUDA(cudaStreamCreate(&streams[i]));
     bufs[i] = new DevBuf(count * 4);
     std::vector<char> h(count * 4);
-    for (size_t k = 0; k < count; ++k) reinterpret_cast<float*>(h.data())[k] = static_cast<float>(i + k % 3);
+    for (size_t k = 0; k < count; ++k)
+      reinterpret_cast<float*>(h.data())[k] = static_cast<float>(i + k % 3);
     upload(bufs[i]->ptr, h);
   }
   NCCL(ncclGroupStart());
-  for (int i = 0; i < ndev; ++i) NCCL(ncclAllReduce(bufs[i]->ptr, bufs[i]->ptr, count, ncclFloat32, ncclSum, comms[i], streams[i]));
+  for (int i = 0; i < ndev; ++i)
+    NCCL(ncclAllReduce(bufs[i]->ptr, bufs[i]->ptr, count, ncclFloat32, ncclSum, comms[i],
+                       streams[i]));
   NCCL(ncclGroupEnd());
   for (int i = 0; i < ndev; ++i) {
     CUDA(cudaSetDevice(devs[i]));
@@ -461,7 +500,8 @@ int run_initall(int ndev) {
     for (size_t k = 0; k < count; k += 7) {
       float want = static_cast<float>(ndev * (ndev - 1) / 2 + ndev * static_cast<int>(k % 3));
       ++g_checks;
-      if (reinterpret_cast<float*>(got.data())[k] != want) die("ncclCommInitAll all-reduce on device " + std::to_string(devs[i]));
+      if (reinterpret_cast<float*>(got.data())[k] != want)
+        die("ncclCommInitAll all-reduce on device " + std::to_string(devs[i]));
     }
     delete bufs[i];
   }
@@ -483,15 +523,20 @@ int run_timing(size_t bytes) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) op();
     CUDA(cudaStreamSynchronize(s));
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+               .count() /
+           iters;
   };
-  double ar = time_it([&] { NCCL(ncclAllReduce(a.ptr, a.ptr, bytes / 4, ncclFloat32, ncclSum, comm, s)); });
+  double ar =
+      time_it([&] { NCCL(ncclAllReduce(a.ptr, a.ptr, bytes / 4, ncclFloat32, ncclSum, comm, s)); });
   // Pairs (0,1), (2,3), ...: rank 2k sends to 2k+1.
   double p2p = time_it([&] {
     int peer = g_rank ^ 1;
     if (peer >= g_nranks) return;
-    if (g_rank % 2 == 0) NCCL(ncclSend(a.ptr, bytes / 4, ncclFloat32, peer, comm, s));
-    else NCCL(ncclRecv(b.ptr, bytes / 4, ncclFloat32, peer, comm, s));
+    if (g_rank % 2 == 0)
+      NCCL(ncclSend(a.ptr, bytes / 4, ncclFloat32, peer, comm, s));
+    else
+      NCCL(ncclRecv(b.ptr, bytes / 4, ncclFloat32, peer, comm, s));
   });
   std::printf("rank %d allreduce_us %.1f sendrecv_us %.1f\n", g_rank, ar, p2p);
   NCCL(ncclCommDestroy(comm));
@@ -507,7 +552,8 @@ int wait_watching(ncclComm_t comm, cudaStream_t s) {
     ncclResult_t err = ncclSuccess;
     NCCL(ncclCommGetAsyncError(comm, &err));
     if (err != ncclSuccess) {
-      std::printf("rank %d: async error %s: %s\n", g_rank, ncclGetErrorString(err), ncclGetLastError(comm));
+      std::printf("rank %d: async error %s: %s\n", g_rank, ncclGetErrorString(err),
+                  ncclGetLastError(comm));
       std::fflush(stdout);
       ncclCommAbort(comm);
       std::exit(3);
@@ -559,7 +605,8 @@ int run_shrink() {
   upload(b.ptr, h);
   NCCL(ncclAllReduce(b.ptr, b.ptr, 1, ncclInt32, ncclSum, small, s));
   CUDA(cudaStreamSynchronize(s));
-  if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != n - 1) die("all-reduce on the shrunk communicator");
+  if (*reinterpret_cast<int32_t*>(download(b.ptr, 4).data()) != n - 1)
+    die("all-reduce on the shrunk communicator");
   NCCL(ncclCommDestroy(small));
   NCCL(ncclCommDestroy(world));
   std::printf("rank %d: shrink ok\n", g_rank);
@@ -570,7 +617,9 @@ int run_shrink() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: sim_nccl_worker colls|group|split|nonblocking|initall N|timing BYTES|loop K [desync]\n");
+    std::fprintf(stderr,
+                 "usage: sim_nccl_worker colls|group|split|nonblocking|initall N|timing BYTES|loop "
+                 "K [desync]\n");
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -584,8 +633,11 @@ int main(int argc, char** argv) {
   if (mode == "split") return run_split();
   if (mode == "shrink") return run_shrink();
   if (mode == "nonblocking") return run_nonblocking();
-  if (mode == "timing") return run_timing(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (4u << 20));
-  if (mode == "loop") return run_loop(argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 && std::string(argv[3]) == "desync");
+  if (mode == "timing")
+    return run_timing(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (4u << 20));
+  if (mode == "loop")
+    return run_loop(argc > 2 ? std::atoi(argv[2]) : 10,
+                    argc > 3 && std::string(argv[3]) == "desync");
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -20,7 +20,8 @@ TEST(ConfigParse, IntegersParseFullyOrFail) {
 
 TEST(ConfigParse, Doubles) {
   EXPECT_DOUBLE_EQ(parse_double("2.5").value(), 2.5);
-  for (const char* bad : {"", "nan", "inf", "2.5.1", "1e", "abc"}) EXPECT_FALSE(parse_double(bad).ok()) << bad;
+  for (const char* bad : {"", "nan", "inf", "2.5.1", "1e", "abc"})
+    EXPECT_FALSE(parse_double(bad).ok()) << bad;
 }
 
 TEST(ConfigParse, Bools) {
@@ -34,7 +35,8 @@ TEST(ConfigParse, Durations) {
   EXPECT_DOUBLE_EQ(parse_seconds("500ms").value(), 0.5);
   EXPECT_DOUBLE_EQ(parse_seconds("5m").value(), 300.0);
   EXPECT_DOUBLE_EQ(parse_seconds("1h").value(), 3600.0);
-  for (const char* bad : {"", "s", "5x", "five", "1.2.3s"}) EXPECT_FALSE(parse_seconds(bad).ok()) << bad;
+  for (const char* bad : {"", "s", "5x", "five", "1.2.3s"})
+    EXPECT_FALSE(parse_seconds(bad).ok()) << bad;
 }
 
 TEST(ConfigParse, Sizes) {
@@ -70,8 +72,8 @@ TEST(ConfigEnv, DefaultsAndValidValues) {
 }
 
 TEST(ConfigEnv, AllErrorsReportedAtOnceAndDefaultsKept) {
-  std::vector<char*> env = {const_cast<char*>("T_HZ=11"), const_cast<char*>("T_ON=maybe"),
-                            const_cast<char*>("T_MODE=c"), const_cast<char*>("T_TYPO=1"),
+  std::vector<char*> env = {const_cast<char*>("T_HZ=11"),    const_cast<char*>("T_ON=maybe"),
+                            const_cast<char*>("T_MODE=c"),   const_cast<char*>("T_TYPO=1"),
                             const_cast<char*>("T_WAIT=abc"), nullptr};
   ParseResult r = parse_env(kSpecs, "T_", env.data());
   ASSERT_EQ(r.errors.size(), 5u);

@@ -30,7 +30,8 @@ std::map<std::string, std::vector<std::vector<std::string>>> doc_tables() {
       section = trim(line.substr(4));
       continue;
     }
-    if (section.empty() || line.rfind("|", 0) != 0 || line.find("---") != std::string::npos) continue;
+    if (section.empty() || line.rfind("|", 0) != 0 || line.find("---") != std::string::npos)
+      continue;
     std::vector<std::string> cells;
     std::stringstream ss(line.substr(1));
     std::string cell;
@@ -66,7 +67,8 @@ TEST(TraceDoc, EveryAttributeIsDocumented) {
   auto tables = doc_tables();
   ASSERT_TRUE(tables.count("attributes"));
   std::vector<std::pair<std::string, std::string>> expected;
-#define X(kind, name, desc) expected.push_back({#name, std::string(#kind) == "Int" ? "int64" : "string"});
+#define X(kind, name, desc) \
+  expected.push_back({#name, std::string(#kind) == "Int" ? "int64" : "string"});
   RINGSIDE_META_FIELDS(X)
 #undef X
   const auto& rows = tables["attributes"];

@@ -17,8 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::make_temp_dir;
 
-std::string write_trace(const std::string& dir, const std::string& job, int64_t rank,
-                        int64_t world, uint64_t ops = 5000) {
+std::string write_trace(const std::string& dir, const std::string& job, int64_t rank, int64_t world,
+                        uint64_t ops = 5000) {
   const std::string path = dir + "/" + trace_file_name(job, rank);
   auto w = TraceWriter::create(path, testing::sample_meta(job, rank, world));
   EXPECT_TRUE(w.ok()) << w.message();
@@ -90,7 +90,8 @@ TEST(TraceErrors, BitFlipsAreDetectedNotReturnedAsGarbage) {
     std::vector<char> copy = bytes;
     copy[pos] = static_cast<char>(copy[pos] ^ 0x5a);
     const std::string bad = dir + "/bad.h5";
-    std::ofstream(bad, std::ios::binary).write(copy.data(), static_cast<std::streamsize>(copy.size()));
+    std::ofstream(bad, std::ios::binary)
+        .write(copy.data(), static_cast<std::streamsize>(copy.size()));
     std::string err = read_everything(bad);
     if (!err.empty()) {
       ++detected;
