@@ -1,0 +1,372 @@
+// End to end on a real Slurm (slurmctld + slurmd node1/node2 on this host, started by
+// the ctest fixture slurm.cluster_start): the commands users type, on the sim.
+//
+// Every command is a bash script run exactly as written; its outputs go to
+// <build>/tests/slurm/work/<Suite>.<Test>.log, the source of docs/slurm.md.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ringside/trace_reader.h"
+#include "slurm_harness.h"
+
+namespace ringside::slurm_test {
+namespace {
+
+using nlohmann::json;
+
+// The example's training loop: enough steps for the analyzer to see a persistent
+// straggler, few enough to finish in seconds on 2 cores.
+const std::string kTrainArgs = "--steps 30";
+
+std::string scenario(const std::string& name) {
+  return paths().source_dir + "/tests/slurm/scenarios/" + name;
+}
+
+// `export NCCL_COMM_ID=...` for a job launched without MPI: rank 0 hosts the rendezvous.
+std::string comm_id_export() {
+  return "export NCCL_COMM_ID=127.0.0.1:" + std::to_string(free_port()) + "\n";
+}
+
+json load_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << path << " is not valid JSON: " << e.what();
+    return json();
+  }
+}
+
+std::vector<json> findings_of(const json& report, const std::string& kind) {
+  std::vector<json> out;
+  if (!report.contains("findings")) return out;
+  for (const auto& f : report["findings"])
+    if (f.value("kind", "") == kind) out.push_back(f);
+  return out;
+}
+
+bool contains_str(const json& list, const std::string& v) {
+  if (!list.is_array()) return false;
+  return std::any_of(list.begin(), list.end(),
+                     [&](const json& x) { return x.is_string() && x.get<std::string>() == v; });
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+class Slurm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reset_transcript();
+    // Not a skip: a cluster that did not come up fails every test.
+    std::string err = enter_cluster();
+    ASSERT_EQ(err, "") << err;
+  }
+
+  // Fails the test (with the build hint) unless every named binary is built.
+  void need(std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      std::string err = need_binary(n);
+      ASSERT_EQ(err, "") << err;
+    }
+  }
+
+  static void expect_ok(const ShellResult& r, const std::string& what) {
+    EXPECT_FALSE(r.timed_out) << what << " timed out\nstdout:\n" << r.out << "\nstderr:\n" << r.err;
+  }
+
+  // Checks the per-rank traces of a job launched with -N2 --ntasks-per-node=4: one file
+  // per rank, carrying the Slurm job id, node1/node2 and the ranks Slurm gave.
+  static void expect_slurm_traces(const std::string& dir, const std::string& job_id, int world) {
+    auto listing = trace::list_trace_dir(dir);
+    ASSERT_TRUE(listing.ok()) << listing.message();
+    EXPECT_EQ(listing->job_id, job_id) << "trace job id must be SLURM_JOB_ID";
+    EXPECT_EQ(listing->world_size, world);
+    EXPECT_TRUE(listing->missing_ranks.empty());
+    ASSERT_EQ(static_cast<int>(listing->files.size()), world);
+    int per_node = world / 2;
+    for (const auto& f : listing->files) {
+      auto reader = trace::TraceReader::open(f.path);
+      ASSERT_TRUE(reader.ok()) << reader.message();
+      const auto& m = (*reader)->meta();
+      EXPECT_EQ(m.job_id, job_id) << f.path;
+      EXPECT_EQ(m.rank, f.rank) << f.path;
+      EXPECT_EQ(m.world_size, world) << f.path;
+      EXPECT_EQ(m.rank_source, "slurm") << f.path;
+      // Slurm's block distribution: ranks 0..3 on node1, 4..7 on node2.
+      EXPECT_EQ(m.node, f.rank < per_node ? "node1" : "node2") << f.path;
+      EXPECT_EQ(m.local_rank, f.rank % per_node) << f.path;
+      EXPECT_EQ(m.simulated, 1) << f.path;
+      EXPECT_GT((*reader)->op_count(), 0u) << f.path;
+    }
+  }
+};
+
+// The cluster itself: two idle nodes, and srun places tasks on both with the
+// variables every ringside tool reads.
+TEST_F(Slurm, TwoNodesAndSrunSetsRankAndNodeVariables) {
+  ShellResult info = sh("sinfo -N -h -o '%N %t'");
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("node1 idle"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("node2 idle"), std::string::npos) << info.out;
+
+  ShellResult r =
+      sh("srun -N2 --ntasks-per-node=2 bash -c 'echo $SLURM_PROCID $SLURM_LOCALID "
+         "$SLURMD_NODENAME' | sort");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "0 0 node1\n1 1 node1\n2 0 node2\n3 1 node2\n");
+}
+
+// 1) srun-wrapped training with a slow GPU on node2: the analyzer names its rank and
+// node, and the traces carry Slurm's job id, node names and ranks.
+TEST_F(Slurm, SrunWrappedTrainingNamesStragglerOnNode2) {
+  need({"ringside", "train_example"});
+  std::string dir = fresh_dir("straggler");
+  std::string job = "rs-straggler-" + std::to_string(getpid());
+  ShellResult run =
+      sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("straggler_node2.json") + "\n" +
+             "srun -N2 --ntasks-per-node=4 --job-name=" + job + " ringside run -o " + dir +
+             "/traces -- train_example " + kTrainArgs,
+         180);
+  expect_ok(run, "srun ringside run");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The traces carry Slurm's job id, node names and ranks.
+  std::string job_id = job_id_by_name(job);
+  ASSERT_FALSE(job_id.empty()) << "scontrol knows no job named " << job;
+  expect_slurm_traces(dir + "/traces", job_id, 8);
+
+  ShellResult an = sh("ringside analyze " + dir + "/traces --json " + dir + "/report.json");
+  EXPECT_EQ(an.exit_code, 1) << "findings => exit 1\n" << an.out << an.err;
+  EXPECT_NE(an.out.find("node2"), std::string::npos) << an.out;
+
+  json report = load_json(dir + "/report.json");
+  ASSERT_FALSE(report.is_null()) << "no JSON report; analyze printed:\n" << an.out << an.err;
+  EXPECT_EQ(report.value("schema", ""), "ringside.report/1");
+  EXPECT_EQ(report.value("verdict", ""), "degraded") << report.dump(2);
+  auto stragglers = findings_of(report, "straggler");
+  ASSERT_FALSE(stragglers.empty()) << report.dump(2);
+  // slow_gpu node2/gpu1: SLURM_LOCALID 1 on node2 is global rank 5.
+  EXPECT_EQ(stragglers[0]["ranks"], json::array({5})) << stragglers[0].dump(2);
+  EXPECT_TRUE(contains_str(stragglers[0]["nodes"], "node2")) << stragglers[0].dump(2);
+  EXPECT_FALSE(contains_str(stragglers[0]["nodes"], "node1")) << stragglers[0].dump(2);
+}
+
+// 2) A rank stops issuing ops; Slurm ends the job at its time limit (SIGTERM, then
+// SIGKILL KillWait seconds later). The traces left behind name the missing rank, the
+// communicator and the op.
+TEST_F(Slurm, TimeLimitKillOfHungJobLeavesTracesThatNameMissingRank) {
+  need({"ringside", "train_example"});
+  std::string dir = fresh_dir("hang");
+  std::string job = "rs-hang-" + std::to_string(getpid());
+  // Rank 6 (node2) stops before step 5; the others wait in its all-reduce until the
+  // time limit. Slurm counts limits in whole minutes and checks them every 30 s, so
+  // --time=1 ends the job 60 to 90 s after it starts.
+  ShellResult run =
+      sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("two_nodes.json") + "\n" +
+             "srun -N2 --ntasks-per-node=4 --time=1 --job-name=" + job + " ringside run -o " + dir +
+             "/traces -- train_example --steps 1000 --hang-rank 6 --hang-step 5",
+         150);
+  expect_ok(run, "hung srun");
+  EXPECT_NE(run.exit_code, 0) << "a job killed at its time limit fails";
+  EXPECT_NE(run.err.find("DUE TO TIME LIMIT"), std::string::npos) << run.err;
+  {
+    // Every rank left a readable file, including the hung one (SIGTERM flush).
+    std::string job_id = job_id_by_name(job);
+    ASSERT_FALSE(job_id.empty());
+    auto listing = trace::list_trace_dir(dir + "/traces");
+    ASSERT_TRUE(listing.ok()) << listing.message();
+    EXPECT_EQ(listing->job_id, job_id);
+    EXPECT_EQ(listing->files.size(), 8u);
+    EXPECT_TRUE(listing->bad_files.empty());
+  }
+
+  ShellResult an = sh("ringside analyze " + dir + "/traces --json " + dir + "/report.json");
+  EXPECT_EQ(an.exit_code, 1) << an.out << an.err;
+  json report = load_json(dir + "/report.json");
+  ASSERT_FALSE(report.is_null()) << "no JSON report; analyze printed:\n" << an.out << an.err;
+  EXPECT_EQ(report.value("verdict", ""), "hung") << report.dump(2);
+  auto hangs = findings_of(report, "hang");
+  ASSERT_FALSE(hangs.empty()) << report.dump(2);
+  const json& h = hangs[0];
+  EXPECT_EQ(h.value("subkind", ""), "missing_rank") << h.dump(2);
+  EXPECT_EQ(h["ranks"], json::array({6})) << h.dump(2);
+  EXPECT_TRUE(contains_str(h["nodes"], "node2")) << h.dump(2);
+  EXPECT_TRUE(h.contains("comm") && !h["comm"].is_null()) << h.dump(2);
+  EXPECT_TRUE(h.contains("seq") && h["seq"].is_number_integer()) << h.dump(2);
+  // The op: the example's gradient all-reduce, named in the finding and its evidence.
+  EXPECT_EQ(h.value("op", ""), "all_reduce") << h.dump(2);
+  EXPECT_NE(lower(h.value("evidence", "")).find("all_reduce"), std::string::npos) << h.dump(2);
+}
+
+// 3) The example batch script, submitted as users do: benchmark and analysis.
+TEST_F(Slurm, SbatchExampleRunsBenchmarkAndAnalysis) {
+  need({"ringside", "nccl_bench"});
+  std::string dir = fresh_dir("sbatch");
+  std::string script = paths().source_dir + "/examples/slurm/nccl_bench.sbatch";
+  ASSERT_TRUE(std::filesystem::exists(script)) << script;
+  // --wait: sbatch returns when the job ends, with the job's exit code.
+  ShellResult r =
+      sh("cd " + dir + " && BENCH_MAX_BYTES=1M RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
+             " sbatch --wait " + script,
+         240);
+  expect_ok(r, "sbatch --wait");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
+  std::string job_id = m[1];
+
+  std::string log = read_file(dir + "/ringside-bench-" + job_id + ".out");
+  ASSERT_FALSE(log.empty()) << "no job output in " << dir << ": "
+                            << ::testing::PrintToString(list_dir(dir));
+  // nccl-tests' footer, from the benchmark.
+  EXPECT_NE(log.find("Out of bounds values : 0 OK"), std::string::npos) << log;
+  EXPECT_NE(log.find("Avg bus bandwidth"), std::string::npos) << log;
+  // The analysis of the benchmark's traces ran on all 8 ranks of this job.
+  std::string out = dir + "/ringside-" + job_id;
+  json bench = load_json(out + "/all_reduce.json");
+  EXPECT_FALSE(bench.is_null()) << "no benchmark JSON in " << out;
+  auto listing = trace::list_trace_dir(out + "/traces");
+  ASSERT_TRUE(listing.ok()) << listing.message();
+  EXPECT_EQ(listing->job_id, job_id);
+  EXPECT_EQ(listing->files.size(), 8u);
+  json report = load_json(out + "/report.json");
+  ASSERT_FALSE(report.is_null()) << "no report in " << out << "\njob log:\n" << log;
+  EXPECT_EQ(report.value("schema", ""), "ringside.report/1");
+  EXPECT_EQ(report["ranks"], 8) << report.dump(2);
+}
+
+// 3b) The training example script: the job wrapped by `ringside run`, then analyzed.
+TEST_F(Slurm, SbatchTrainingScriptTracesAndAnalyzesTheJob) {
+  need({"ringside", "train_example"});
+  std::string dir = fresh_dir("sbatch_train");
+  std::string script = paths().source_dir + "/examples/slurm/train_traced.sbatch";
+  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
+                         " sbatch --wait " + script,
+                     240);
+  expect_ok(r, "sbatch --wait");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
+  std::string job_id = m[1];
+  std::string log = read_file(dir + "/ringside-train-" + job_id + ".out");
+  EXPECT_NE(log.find("train_example: done"), std::string::npos) << log;
+  EXPECT_NE(log.find("ringside analyze: job " + job_id), std::string::npos) << log;
+  expect_slurm_traces(dir + "/ringside-" + job_id + "/traces", job_id, 8);
+  json report = load_json(dir + "/ringside-" + job_id + "/report.json");
+  ASSERT_FALSE(report.is_null()) << log;
+  EXPECT_EQ(report.value("job", ""), job_id);
+  EXPECT_EQ(report["ranks"], 8);
+}
+
+// 5b) The validation script, with extra flags passed through sbatch: the job fails
+// because node2 does, and its output ends with node2's drain line.
+TEST_F(Slurm, SbatchValidateScriptFailsSlowNode) {
+  need({"nccl_bench"});
+  std::string dir = fresh_dir("sbatch_validate");
+  std::string script = paths().source_dir + "/examples/slurm/validate_nodes.sbatch";
+  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("slow_node2.json") +
+                         " sbatch --wait " + script + " --sizes 1M -n 5",
+                     240);
+  expect_ok(r, "sbatch --wait");
+  EXPECT_EQ(r.exit_code, 1) << "the job fails when a node fails\n" << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
+  std::string job_id = m[1];
+  std::string log = read_file(dir + "/ringside-validate-" + job_id + ".out");
+  EXPECT_TRUE(
+      std::regex_search(log, std::regex(R"(scontrol update nodename=node2 state=drain reason=)")))
+      << log;
+  EXPECT_EQ(log.find("nodename=node1"), std::string::npos) << log;
+  json verdict = load_json(dir + "/ringside-validate-" + job_id + ".json");
+  ASSERT_FALSE(verdict.is_null()) << log;
+  EXPECT_EQ(verdict.value("verdict", ""), "fail");
+  std::map<std::string, std::string> status;
+  for (const auto& n : verdict["nodes"]) status[n.value("node", "")] = n.value("status", "");
+  EXPECT_EQ(status, (std::map<std::string, std::string>{{"node1", "PASS"}, {"node2", "FAIL"}}))
+      << verdict.dump(2);
+}
+
+// 4a) nccl_bench under plain srun, no MPI: Slurm variables plus NCCL_COMM_ID.
+TEST_F(Slurm, NcclBenchAllReduceUnderPlainSrun) {
+  need({"nccl_bench"});
+  ShellResult r =
+      sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("two_nodes.json") + "\n" +
+             "srun -N2 --ntasks-per-node=4 nccl_bench all_reduce -b 8 -e 512K -f 4 -c 1",
+         120);
+  expect_ok(r, "srun nccl_bench");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Out of bounds values : 0 OK"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Avg bus bandwidth"), std::string::npos) << r.out;
+  // One table for the job, not one per task: the last size (8 * 4^8) is printed once.
+  std::regex row(R"(^\s+524288\s)", std::regex::multiline);
+  auto rows =
+      std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), row), std::sregex_iterator());
+  EXPECT_EQ(rows, 1) << r.out;
+}
+
+// 4b) The same through Slurm's PMIx and Open MPI (MPI_Init under srun).
+TEST_F(Slurm, NcclBenchAllReduceUnderSrunMpiPmix) {
+  need({"nccl_bench"});
+  // Open MPI's shared-memory transport would treat the two "nodes" as separate hosts
+  // while they share one; TCP works (see docs/slurm.md).
+  ShellResult r =
+      sh("export OMPI_MCA_btl=self,tcp RINGSIM_CLUSTER=" + scenario("two_nodes.json") + "\n" +
+             "srun -N2 --ntasks-per-node=4 --mpi=pmix nccl_bench all_reduce -b 8 -e 512K -f 4 -c 1",
+         120);
+  expect_ok(r, "srun --mpi=pmix nccl_bench");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Out of bounds values : 0 OK"), std::string::npos) << r.out;
+}
+
+// 5) validate over both nodes with node2's GPUs 4x slower: node2 fails, node1 passes,
+// and the printed drain line, run against this cluster, drains exactly node2.
+// (The scenario lowers the sim's intra-node bandwidth so that the modelled transfer
+// time, which slow_gpu stretches, outweighs the sim's CPU cost on 2 cores.)
+TEST_F(Slurm, ValidateFailsSlowNodeAndItsDrainLineDrainsIt) {
+  need({"nccl_bench"});
+  ShellResult r =
+      sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("slow_node2.json") + "\n" +
+             "srun -N2 --ntasks-per-node=4 nccl_bench validate --level quick --sizes 1M -n 5",
+         180);
+  expect_ok(r, "srun nccl_bench validate");
+  EXPECT_EQ(r.exit_code, 1) << "a failing node => exit 1\n" << r.out << r.err;
+
+  std::smatch m;
+  std::regex drain(R"((scontrol update nodename=(\S+) state=drain reason=.*))", std::regex::icase);
+  std::set<std::string> drained;
+  std::string drain_line;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), drain);
+       it != std::sregex_iterator(); ++it) {
+    drained.insert((*it)[2]);
+    drain_line = (*it)[1];
+  }
+  EXPECT_EQ(drained, std::set<std::string>{"node2"}) << r.out;
+  std::regex node2_fail(R"(node2\b.*FAIL)");
+  std::regex node1_pass(R"(node1\b.*PASS)");
+  EXPECT_TRUE(std::regex_search(r.out, node2_fail)) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, node1_pass)) << r.out;
+  ASSERT_FALSE(drain_line.empty());
+
+  // The line is meant to be pasted: run it, check Slurm drained node2, then resume it.
+  ShellResult d = sh(drain_line);
+  ShellResult state = sh("sinfo -N -h -o '%N %t %E'");
+  sh("scontrol update nodename=node2 state=resume");
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(std::regex_search(state.out, std::regex(R"(node2 (drain|drng))"))) << state.out;
+  EXPECT_TRUE(std::regex_search(state.out, std::regex(R"(node1 idle)"))) << state.out;
+}
+
+}  // namespace
+}  // namespace ringside::slurm_test
