@@ -18,7 +18,10 @@ struct Thresholds {
   double straggler_positive = 0.65;  // fraction of ops where its gap exceeds its peers'
   double straggler_min_rel = 0.005;  // mean excess relative to the typical gap
   double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
-  double slow_link_ratio = 0.6;      // bus bandwidth below this fraction of its peers'
+  // ... and that spread in absolute terms: microsecond gaps between back-to-back
+  // collectives (benchmarks) vary by launch jitter, not by work.
+  double imbalance_min_sd_ns = 500'000;
+  double slow_link_ratio = 0.6;              // bus bandwidth below this fraction of its peers'
   uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound
   double hang_min_wait_s = 5;                // an op outstanding this long at the end is a hang
   double dead_gap_s = 10;          // a trace ending this long before the others' is a dead rank

@@ -107,24 +107,36 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
   return st;
 }
 
-double RankStatsPass::median_gap_cv() const {
-  std::vector<double> cvs;
-  const TraceSet& set = table_.set();
-  for (const auto& c : set.comms) {
+namespace {
+// Median over (a sample of) complete ops of a statistic of the members' gaps.
+template <typename Stat>
+double median_over_groups(const GroupTable& table, Stat stat) {
+  std::vector<double> values;
+  for (const auto& c : table.set().comms) {
     if (c.present < 2) continue;
-    const auto& groups = table_.comms()[static_cast<size_t>(c.index)].groups;
+    const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
       if (g.gaps < 2 || g.gap_sum <= 0) continue;
       const double n = g.gaps;
       const double mean = static_cast<double>(g.gap_sum) / n;
-      const double var = std::max(0.0, g.gap_sq_sum / n - mean * mean);
-      cvs.push_back(std::sqrt(var) / mean);
+      const double sd = std::sqrt(std::max(0.0, g.gap_sq_sum / n - mean * mean));
+      values.push_back(stat(mean, sd));
     }
   }
-  if (cvs.empty()) return 0;
-  std::nth_element(cvs.begin(), cvs.begin() + static_cast<long>(cvs.size() / 2), cvs.end());
-  return cvs[cvs.size() / 2];
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + static_cast<long>(values.size() / 2),
+                   values.end());
+  return values[values.size() / 2];
+}
+}  // namespace
+
+double RankStatsPass::median_gap_cv() const {
+  return median_over_groups(table_, [](double mean, double sd) { return sd / mean; });
+}
+
+double RankStatsPass::median_gap_sd_ns() const {
+  return median_over_groups(table_, [](double, double sd) { return sd; });
 }
 
 }  // namespace ringside::analysis

@@ -61,6 +61,8 @@ class RankStatsPass {
   const std::vector<MismatchDetail>& mismatches() const { return mismatch_details_; }
   // Median over complete ops of the coefficient of variation of the members' gaps.
   double median_gap_cv() const;
+  // Median over complete ops of the standard deviation of the members' gaps, ns.
+  double median_gap_sd_ns() const;
   uint64_t records() const { return records_; }
 
  private:

@@ -2,7 +2,10 @@
 # `ringside analyze --json`, asserted by scripts in e2e/.  Registered only when
 # the pieces exist (the sim's simrun, the probe's launcher, the example).
 function(ringside_add_e2e_scenario name)
-  cmake_parse_arguments(E "" "RANKS;NODES;CLUSTER;EXPECT;TIMEOUT" "ARGS" ${ARGN})
+  cmake_parse_arguments(E "" "RANKS;NODES;CLUSTER;EXPECT;TIMEOUT;PROGRAM" "ARGS" ${ARGN})
+  if(NOT E_PROGRAM)
+    set(E_PROGRAM train_example)
+  endif()
   if(NOT E_TIMEOUT)
     set(E_TIMEOUT 25)
   endif()
@@ -10,7 +13,7 @@ function(ringside_add_e2e_scenario name)
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run_scenario.py
       --bin-dir ${CMAKE_BINARY_DIR}/bin --sim-lib-dir ${RINGSIDE_SIM_LIB_DIR}
       --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e_${name}
-      --ranks ${E_RANKS} --nodes ${E_NODES} --cluster "${E_CLUSTER}" --expect "${E_EXPECT}" --timeout ${E_TIMEOUT}
+      --ranks ${E_RANKS} --nodes ${E_NODES} --cluster "${E_CLUSTER}" --expect "${E_EXPECT}" --timeout ${E_TIMEOUT} --program ${E_PROGRAM}
       -- ${E_ARGS})
   set_tests_properties(analyzer_e2e_${name} PROPERTIES TIMEOUT 300 LABELS "analyzer;e2e")
 endfunction()

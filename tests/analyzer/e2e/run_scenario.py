@@ -26,6 +26,7 @@ def main():
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--cluster", default="")
     p.add_argument("--timeout", default="60")
+    p.add_argument("--program", default="train_example", choices=("train_example", "nccl_bench"))
     p.add_argument("args", nargs="*")
     o = p.parse_args()
     shutil.rmtree(o.work_dir, ignore_errors=True)
@@ -35,8 +36,12 @@ def main():
     cmd = [os.path.join(o.bin_dir, "simrun"), "-n", str(o.ranks), "--nodes", str(o.nodes), "--timeout", o.timeout]
     if o.cluster:
         cmd += ["--cluster", o.cluster]
-    cmd += ["--", os.path.join(o.bin_dir, "ringside"), "run", "-o", traces, "--",
-            os.path.join(o.bin_dir, "train_example")] + o.args
+    if o.program == "nccl_bench":
+        # nccl_bench writes its own traces (same format), no probe needed.
+        cmd += ["--", os.path.join(o.bin_dir, "nccl_bench")] + o.args + ["--trace-dir", traces]
+    else:
+        cmd += ["--", os.path.join(o.bin_dir, "ringside"), "run", "-o", traces, "--",
+                os.path.join(o.bin_dir, "train_example")] + o.args
     run = subprocess.run(cmd, env=env, capture_output=True, text=True)
     print("job exit %d" % run.returncode)
     report_path = os.path.join(o.work_dir, "report.json")

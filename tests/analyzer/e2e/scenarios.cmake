@@ -28,3 +28,6 @@ ringside_add_e2e_scenario(desync RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=hung;kind=desync;ranks=2;comm=world;seq=16" ARGS --desync-rank 2 --desync-step 5)
 ringside_add_e2e_scenario(gpu_health RANKS 8 NODES 2 CLUSTER ${_s}/gpu_health.json
   EXPECT "kind=gpu_health;ranks=7;nodes=node2")
+# Back-to-back benchmark collectives on a healthy cluster: launch jitter is not imbalance.
+ringside_add_e2e_scenario(healthy_nccl_bench RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json PROGRAM nccl_bench
+  EXPECT "verdict=healthy;findings=0" ARGS all_reduce -b 8 -e 1M -f 4 -n 20 -w 2)
