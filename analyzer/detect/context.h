@@ -20,6 +20,9 @@ struct Thresholds {
   double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
   // ... and that spread in absolute terms: microsecond gaps between back-to-back
   // collectives (benchmarks) vary by launch jitter, not by work.
+  // Data-dependent imbalance has no culprit to fix, and shared hosts add a few percent
+  // of uneven waiting on their own: report it only when it costs this much of the job.
+  double imbalance_min_cost_fraction = 0.05;
   double imbalance_min_sd_ns = 500'000;
   double slow_link_ratio = 0.6;              // bus bandwidth below this fraction of its peers'
   uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound

@@ -126,7 +126,7 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
     if (l.cost_ns > 0) by_cost.emplace_back(l.cost_ns, static_cast<int64_t>(r));
   }
   if (cv < ctx.th.imbalance_cv || ctx.stats.median_gap_sd_ns() < ctx.th.imbalance_min_sd_ns ||
-      cost < ctx.th.min_cost_fraction * job || lasts == 0) {
+      cost < ctx.th.imbalance_min_cost_fraction * job || lasts == 0) {
     return;
   }
   if (static_cast<double>(top_last) > 0.5 * static_cast<double>(lasts)) return;
