@@ -4,8 +4,9 @@ foreach(_seed 1 2 3)
   ringside_add_e2e_scenario(healthy_seed${_seed} RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
     EXPECT "verdict=healthy;findings=0" ARGS --seed ${_seed})
 endforeach()
+# 40 steps: a 20% straggler must stand out from the sim's CPU noise on 2 cores.
 ringside_add_e2e_scenario(straggler_gpu RANKS 8 NODES 2 CLUSTER ${_s}/straggler_gpu.json
-  EXPECT "verdict=degraded;kind=straggler;ranks=5;nodes=node2")
+  EXPECT "verdict=degraded;kind=straggler;ranks=5;nodes=node2" ARGS --steps 40)
 ringside_add_e2e_scenario(throttled_gpu RANKS 8 NODES 2 CLUSTER ${_s}/throttled_gpu.json
   EXPECT "verdict=degraded;kind=straggler;ranks=2;nodes=node1;cause=throttling")
 ringside_add_e2e_scenario(imbalance_data RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
