@@ -1,32 +1,15 @@
 #include "cuda_driver.h"
 
-#include <dlfcn.h>
-
-#include <initializer_list>
+#include "dyn_lib.h"
 
 namespace ringside::probe {
 
 namespace {
 
-// Newer entry points first: the un-suffixed names are the old ABI.
-template <typename Fn>
-void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (void* sym = dlsym(lib, name)) {
-      fn = reinterpret_cast<Fn>(sym);
-      return;
-    }
-  }
-}
-
 CudaDriver load() {
   CudaDriver d;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    d.error = std::string("dlopen(libcuda.so.1) failed: ") + (err ? err : "unknown error");
-    return d;
-  }
+  void* lib = open_library("libcuda.so.1", d.error);
+  if (lib == nullptr) return d;
   resolve(lib, d.cuInit, {"cuInit"});
   resolve(lib, d.cuDriverGetVersion, {"cuDriverGetVersion"});
   resolve(lib, d.cuDeviceGet, {"cuDeviceGet"});

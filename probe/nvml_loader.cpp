@@ -1,31 +1,15 @@
 #include "nvml_loader.h"
 
-#include <dlfcn.h>
-
-#include <initializer_list>
+#include "dyn_lib.h"
 
 namespace ringside::probe {
 
 namespace {
 
-template <typename Fn>
-void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (void* sym = dlsym(lib, name)) {
-      fn = reinterpret_cast<Fn>(sym);
-      return;
-    }
-  }
-}
-
 Nvml load() {
   Nvml n;
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    n.error = std::string("dlopen(libnvidia-ml.so.1) failed: ") + (err ? err : "unknown error");
-    return n;
-  }
+  void* lib = open_library("libnvidia-ml.so.1", n.error);
+  if (lib == nullptr) return n;
   resolve(lib, n.init, {"nvmlInit_v2", "nvmlInit"});
   resolve(lib, n.device_by_pci_bus_id,
           {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
