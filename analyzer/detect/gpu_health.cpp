@@ -6,19 +6,12 @@
 #include <map>
 
 #include "detect/context.h"
+#include "report/format.h"
 #include "load/gpu_summary.h"
 #include "report/next_command.h"
 
 namespace ringside::analysis {
-namespace {
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void detect_gpu_health(const Context& ctx, std::vector<Finding>& out) {
   struct Problem {

@@ -10,16 +10,11 @@
 #include <set>
 
 #include "detect/context.h"
+#include "report/format.h"
 #include "report/next_command.h"
 
 namespace ringside::analysis {
 namespace {
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 double median_of(std::vector<float> v) {
   if (v.empty()) return 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "detect/context.h"
+#include "report/format.h"
 #include "load/gpu_summary.h"
 #include "report/next_command.h"
 
@@ -17,12 +18,6 @@ double median_of(std::vector<double> v) {
   auto mid = v.begin() + static_cast<long>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   return *mid;
-}
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
 }
 
 }  // namespace

@@ -1,16 +1,11 @@
 #include "report/report_text.h"
+#include "report/format.h"
 
 #include <cstdio>
 #include <string>
 
 namespace ringside::analysis {
 namespace {
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 std::string join_ranks(const std::vector<int64_t>& r) {
   std::string s;
