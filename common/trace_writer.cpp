@@ -149,6 +149,11 @@ TraceWriter::~TraceWriter() {
   close();
 }
 
+Status TraceWriter::initialize_library() {
+  if (H5open() < 0) return Status::error("initialising the HDF5 library failed");
+  return Status();
+}
+
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
                                                          const TraceMeta& meta,
                                                          const WriterOptions& options) {

@@ -16,8 +16,8 @@ bool start_gpu_sampler(Runtime& rt, std::string& error);  // NVML samples + XID 
 
 // SIGTERM/SIGINT handlers, fork handler, exit handler.
 void install_lifecycle_handlers(Runtime& rt);
-// Called by the writer once HDF5 is initialised, so that our exit handler
-// runs before HDF5's own (atexit handlers run in reverse order).
+// Called once HDF5 is initialised, so that our exit handler runs before
+// HDF5's own (atexit handlers run in reverse order).
 void register_exit_flush();
 // Remembers the trace file's descriptors so a forked child can detach from them.
 void remember_trace_file(const std::string& path);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -162,7 +163,25 @@ void on_exit_handler() {
   shutdown(*rt, false);
 }
 
+// fork() waits until the writer is out of HDF5 (bounded: a writer stuck in
+// I/O must not hang the application's fork).  Without this a child could
+// inherit HDF5's global lock held by the writer, and HDF5's exit handler
+// would deadlock in the child.
+constexpr auto kForkGateWait = std::chrono::seconds(5);
+bool g_fork_holds_gate = false;  // written by the forking thread only
+
+void on_fork_prepare() {
+  Runtime* rt = runtime();
+  g_fork_holds_gate = rt != nullptr && rt->hdf5_gate.try_lock_for(kForkGateWait);
+}
+
+void on_fork_parent() {
+  if (g_fork_holds_gate) runtime()->hdf5_gate.unlock();
+  g_fork_holds_gate = false;
+}
+
 void on_fork_child() {
+  on_fork_parent();
   g_state.store(kStateForkedChild);
   // The child shares the parent's open trace file.  Point those descriptors
   // at /dev/null so that nothing in the child (HDF5's own exit handler
@@ -194,7 +213,7 @@ void install_lifecycle_handlers(Runtime& rt) {
       sigaction(sig, &g_previous[sig], nullptr);
     }
   }
-  pthread_atfork(nullptr, nullptr, on_fork_child);
+  pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   (void)rt;
 }
 

@@ -13,6 +13,7 @@
 
 #include "background.h"
 #include "cuda_driver.h"
+#include "ringside/trace_writer.h"
 
 extern char** environ;
 
@@ -97,6 +98,21 @@ void initialize() {
           cuda.loaded ? "libcuda.so.1 lacks an event or stream entry point" : cuda.error.c_str());
     }
   }
+
+  // HDF5 registers its exit handler when it initialises; ours, registered
+  // after, runs first, so a job that exits while the writer is still
+  // creating the file waits for a complete, closed trace.
+  Status hdf5_ready;
+  {
+    std::lock_guard<std::timed_mutex> in_hdf5(rt->hdf5_gate);
+    hdf5_ready = trace::TraceWriter::initialize_library();
+  }
+  if (const Status& s = hdf5_ready; !s.ok()) {
+    log_warning("%s; the job continues untraced", s.message().c_str());
+    g_state.store(kStateDisabled, std::memory_order_release);
+    return;
+  }
+  register_exit_flush();
 
   std::string error;
   if (!start_writer(*rt, error)) {

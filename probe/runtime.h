@@ -77,6 +77,11 @@ struct Runtime {
   std::map<uint64_t, uint32_t> unique_id_uses;
   uint32_t init_all_count = 0;
 
+  // Held by whoever is inside HDF5 (the writer thread) and by fork() while
+  // it copies the process: a child must never inherit HDF5's global lock
+  // held by a thread it does not have, or its exit handlers deadlock.
+  std::timed_mutex hdf5_gate;
+
   // Writer coordination; all async-signal-safe.
   Waker writer_wake;
   std::atomic<bool> flush_requested{false};

@@ -4,6 +4,7 @@
 // I/O error stops tracing with one warning; the job is never affected.
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <system_error>
 #include <vector>
 
@@ -39,13 +40,17 @@ class TraceSink {
     int64_t next_flush = now_ns() + interval_ns();
     for (;;) {
       const int64_t now = now_ns();
-      if (!writer_ && !failed_ && rt_.first_comm_seen.load(std::memory_order_acquire)) open_file();
       const bool closing = rt_.close_requested.load(std::memory_order_acquire);
       const bool asked = rt_.flush_requested.exchange(false, std::memory_order_acq_rel);
-      if (writer_) drain();
-      if (writer_ && (now >= next_flush || asked || closing)) {
-        flush();
-        next_flush = now_ns() + interval_ns();
+      {
+        std::lock_guard<std::timed_mutex> in_hdf5(rt_.hdf5_gate);
+        if (!writer_ && !failed_ && rt_.first_comm_seen.load(std::memory_order_acquire))
+          open_file();
+        if (writer_) drain();
+        if (writer_ && (now >= next_flush || asked || closing)) {
+          flush();
+          next_flush = now_ns() + interval_ns();
+        }
       }
       if (asked || closing) rt_.flushes_done.fetch_add(1, std::memory_order_acq_rel);
       if (closing || failed_) break;
@@ -53,6 +58,7 @@ class TraceSink {
       rt_.writer_wake.wait(until_flush < kDrainPeriodNs ? until_flush : kDrainPeriodNs);
     }
     if (writer_) {
+      std::lock_guard<std::timed_mutex> in_hdf5(rt_.hdf5_gate);
       const Status s = writer_->close();
       if (!s.ok()) fail("closing the trace", s);
     }
@@ -119,7 +125,6 @@ class TraceSink {
     }
     writer_ = std::move(created.value());
     remember_trace_file(path);
-    register_exit_flush();  // after HDF5 initialised: our handler runs before its own
     if (rt_.config.dump_config) log_warning("tracing to %s", path.c_str());
   }
 

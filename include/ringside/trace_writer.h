@@ -25,6 +25,10 @@ struct WriterOptions {
 
 class TraceWriter {
  public:
+  // Initialises the HDF5 library now rather than at the first create().  An
+  // exit handler registered after this returns runs before HDF5's own one.
+  static Status initialize_library();
+
   // Creates (truncates) `path` and writes the metadata attributes.  The file is
   // in SWMR-write mode when this returns.
   static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const TraceMeta& meta,

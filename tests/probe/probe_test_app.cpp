@@ -3,11 +3,12 @@
 // Every rank prints "r<rank> <what> rc=<code> sum=<checksum>" lines, so runs
 // with and without the probe can be compared line by line.
 //
+//   probe_test_app init           only the world communicator, then exit at once
 //   probe_test_app ops            every collective, send/recv, split, error returns
 //   probe_test_app loop N         all-reduces forever, "ready" after N
 //   probe_test_app hang R N       rank R stops before op N of the world comm
 //   probe_test_app threads T K    T threads, each K all-reduces on its own split comm
-//   probe_test_app fork K         K ops, fork (child exits at once), K more ops
+//   probe_test_app fork K [F]     K ops, then F times: fork (the child exits at once), K ops
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <sys/wait.h>
@@ -212,24 +213,28 @@ int mode_threads(ncclComm_t comm, int threads, int ops) {
   return 0;
 }
 
-int mode_fork(ncclComm_t comm, int ops) {
+int mode_fork(ncclComm_t comm, int ops, int forks) {
   cudaStream_t s;
   check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
   Buffers b(64);
   b.fill(s);
   for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
   cudaStreamSynchronize(s);
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child == 0) {
-    int v = 0;
-    ncclGetVersion(&v);        // goes straight to NCCL in the child
-    std::exit(v > 0 ? 0 : 5);  // runs exit handlers: must not touch the parent's trace
+  int failures = 0;
+  for (int f = 0; f < forks; ++f) {
+    std::fflush(stdout);
+    const pid_t child = fork();
+    if (child == 0) {
+      int v = 0;
+      ncclGetVersion(&v);        // goes straight to NCCL in the child
+      std::exit(v > 0 ? 0 : 5);  // runs exit handlers: must not touch the parent's trace
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+    for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
   }
-  int status = 0;
-  waitpid(child, &status, 0);
-  report("child", ncclSuccess, WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status));
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  report("children_failed", ncclSuccess, failures);
   report("after_fork", ncclSuccess, b.sum(s, 64));
   return 0;
 }
@@ -238,7 +243,7 @@ int mode_fork(ncclComm_t comm, int ops) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: probe_test_app ops|loop N|hang R N|threads T K|fork K\n");
+    std::fprintf(stderr, "usage: probe_test_app init|ops|loop N|hang R N|threads T K|fork K [F]\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -247,7 +252,9 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, long fallback) { return argc > i ? std::atol(argv[i]) : fallback; };
   ncclComm_t comm = init_world();
   int rc = 2;
-  if (mode == "ops")
+  if (mode == "init")
+    rc = 0;
+  else if (mode == "ops")
     rc = mode_ops(comm);
   else if (mode == "loop")
     rc = mode_loop(comm, arg(2, 10), -1, -1);
@@ -256,7 +263,7 @@ int main(int argc, char** argv) {
   else if (mode == "threads")
     rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
   else if (mode == "fork")
-    rc = mode_fork(comm, static_cast<int>(arg(2, 10)));
+    rc = mode_fork(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, 1)));
   else
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   ncclCommDestroy(comm);
