@@ -166,8 +166,12 @@ WaitStatus Connection::wait(const MsgKey& key, const OpSignature* expected, Mess
     if (comm_failed || dead_ || (peer_bye_ && read_done_)) {
       if (state_->error == ncclSuccess) {
         state_->error = ncclRemoteError;
-        state_->error_text = state_->comm_label + ": rank " + std::to_string(peer_) +
-                             " closed the communicator while this rank still expected data from it";
+        state_->error_text = state_->comm_label +
+                             (dead_ ? ": lost the connection to rank " : ": rank ") +
+                             std::to_string(peer_) +
+                             (dead_ ? " (its process died or aborted the communicator)"
+                                    : " closed the communicator") +
+                             " while this rank still expected data from it";
       }
       return WaitStatus::kRemoteError;
     }
@@ -223,15 +227,10 @@ bool Connection::read_available() {
 void Connection::finish_reading(bool) {
   std::lock_guard<std::mutex> lock(state_->mu);
   read_done_ = true;
-  if (!peer_bye_ && !local_closed_) {
-    dead_ = true;
-    if (state_->error == ncclSuccess && !state_->aborted) {
-      state_->error = ncclRemoteError;
-      state_->error_text = state_->comm_label + ": lost the connection to rank " +
-                           std::to_string(peer_) +
-                           " (its process died or aborted the communicator)";
-    }
-  }
+  // A peer that died is an error only for a wait that still needs its data
+  // (see wait()): a rank that exits right after its last op must not fail
+  // the survivors' ops whose data from it has already arrived.
+  if (!peer_bye_ && !local_closed_) dead_ = true;
   if (local_closed_ && !fd_closed_) {
     ::close(fd_);
     fd_closed_ = true;
