@@ -24,6 +24,11 @@ struct Thresholds {
   // of uneven waiting on their own: report it only when it costs this much of the job.
   double imbalance_min_cost_fraction = 0.05;
   double imbalance_min_sd_ns = 500'000;
+  // Pipeline stages only meet in send/recv: a structure whose ranks compute this much
+  // longer between communication calls than the rest (mean over mean), each of them
+  // longer than every other rank by `stage_separation`, is structural imbalance.
+  double stage_compute_ratio = 1.25;
+  double stage_separation = 1.1;
   double slow_link_ratio = 0.6;              // bus bandwidth below this fraction of its peers'
   uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound
   double hang_min_wait_s = 5;                // an op outstanding this long at the end is a hang

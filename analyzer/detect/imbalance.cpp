@@ -62,6 +62,87 @@ bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structur
   return false;
 }
 
+// The ranks that compute clearly longer between communication calls than all
+// the others (the upper side of the widest gap in the sorted compute times),
+// or empty.  Catches stages that meet only in send/recv, where no collective
+// measures their lateness.
+std::set<int64_t> heavy_compute_ranks(const Context& ctx) {
+  const auto& ranks = ctx.stats.ranks();
+  std::vector<std::pair<double, int64_t>> by_compute;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].compute_ns > 0) by_compute.emplace_back(ranks[r].compute_ns, r);
+  }
+  if (by_compute.size() < 3) return {};
+  std::sort(by_compute.begin(), by_compute.end());
+  size_t cut = 0;  // first index of the heavy side
+  double widest = 0;
+  for (size_t i = 1; i < by_compute.size(); ++i) {
+    const double ratio = by_compute[i].first / by_compute[i - 1].first;
+    if (ratio > widest) {
+      widest = ratio;
+      cut = i;
+    }
+  }
+  if (widest < ctx.th.stage_separation || by_compute.size() - cut < 2) return {};
+  double heavy = 0, light = 0;
+  for (size_t i = 0; i < by_compute.size(); ++i) (i < cut ? light : heavy) += by_compute[i].first;
+  heavy /= static_cast<double>(by_compute.size() - cut);
+  light /= static_cast<double>(cut);
+  if (heavy < ctx.th.stage_compute_ratio * light) return {};
+  std::set<int64_t> out;
+  for (size_t i = cut; i < by_compute.size(); ++i) out.insert(by_compute[i].second);
+  return out;
+}
+
+// Structural imbalance seen in compute time rather than collective lateness.
+bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
+  const std::set<int64_t> heavy = heavy_compute_ranks(ctx);
+  if (heavy.empty()) return false;
+  const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
+  Structure s;
+  if (gpu_cause(ctx, heavy_list).cause != "unknown" || !match_structure(ctx, heavy, s)) {
+    return false;
+  }
+  const auto& ranks = ctx.stats.ranks();
+  double heavy_compute = 0, light_compute = 0, heavy_inside = 0, light_inside = 0;
+  size_t light_n = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].compute_ns <= 0) continue;
+    const bool h = heavy.count(static_cast<int64_t>(r)) != 0;
+    (h ? heavy_compute : light_compute) += ranks[r].compute_ns;
+    (h ? heavy_inside : light_inside) += ranks[r].inside_ns;
+    light_n += h ? 0 : 1;
+  }
+  const double hn = static_cast<double>(heavy.size());
+  const double ln = static_cast<double>(light_n);
+  // The others' extra time inside communication calls is the time they waited.
+  const double cost = std::max(0.0, light_inside / ln - heavy_inside / hn) / 1e9;
+  const double job = ctx.job_seconds();
+  if (cost < ctx.th.imbalance_min_cost_fraction * job) return false;
+  Finding f;
+  f.kind = "imbalance";
+  f.subkind = "structural";
+  f.ranks = heavy_list;
+  f.nodes = ctx.nodes_of(f.ranks);
+  f.comm = s.comm->id;
+  f.comm_label = s.comm->label;
+  f.cost_s = cost;
+  const double more = 100 * (heavy_compute / hn / (light_compute / ln) - 1);
+  f.evidence =
+      std::to_string(heavy.size()) + " ranks forming " + s.label + " compute " + fmt("%.0f", more) +
+      "% longer between communication calls than the rest, with healthy GPU counters, "
+      "while the others wait " +
+      fmt("%.2f", cost) + " s longer inside send/recv and collectives: the partitioning is uneven.";
+  f.extra["pattern"] = "structural";
+  f.extra["signal"] = "compute_time";
+  if (s.position >= 0) f.extra["stage"] = s.position;
+  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+  f.confidence = 0.7;
+  f.next_command = next_command_for_imbalance(ctx, true);
+  out.push_back(std::move(f));
+  return true;
+}
+
 }  // namespace
 
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
@@ -108,6 +189,7 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
     }
   }
   if (!late.empty()) return;
+  if (detect_heavy_stage(ctx, out)) return;
   // Data-dependent: lateness with no persistent owner.
   const double cv = ctx.stats.median_gap_cv();
   double cost = 0;

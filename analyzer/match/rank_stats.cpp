@@ -56,7 +56,13 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     if (t.arrival == kNever) return;
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
     const int64_t gap_start = prev_end;
-    if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+    if (gap_start != kNever && t.arrival > gap_start)
+      rl.compute_ns += static_cast<double>(t.arrival - gap_start);
+    if (t.end != kNever) {
+      rl.inside_ns +=
+          static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, gap_start)));
+      prev_end = std::max(prev_end, t.end);
+    }
     if (p2p) return;
     const int ci = it->second;
     for (auto& md : mismatch_details_) {

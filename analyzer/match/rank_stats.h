@@ -34,6 +34,10 @@ struct Lateness {
 
 struct RankLateness {
   Lateness total;
+  // Over every op of the rank, send/recv included: time between ops (its own
+  // work) and time inside them (transfers and waiting for peers), ns.
+  double compute_ns = 0;
+  double inside_ns = 0;
   std::vector<std::pair<int, Lateness>> per_comm;  // comm index
   Lateness& comm(int c);
 };
