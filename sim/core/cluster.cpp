@@ -77,7 +77,8 @@ double Cluster::slow_factor(std::string_view node, int gpu, int rank) const {
 
 const OpFault* Cluster::op_fault(OpFaultKind kind, int global_rank, int comm_index) const {
   for (const OpFault& f : op_faults_) {
-    if (f.kind == kind && f.rank == global_rank && f.comm_index == comm_index) return &f;
+    if (f.kind == kind && (f.rank == global_rank || f.rank < 0) && f.comm_index == comm_index)
+      return &f;
   }
   return nullptr;
 }

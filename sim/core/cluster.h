@@ -89,14 +89,14 @@ struct Endpoint {
   int gpu = 0;            // local device ordinal
 };
 
-enum class OpFaultKind { kStop, kStall, kCrash };
+enum class OpFaultKind { kStop, kStall, kCrash, kFreeze };
 
 // stop / stall / crash: `op` counts the NCCL ops (collectives and send/recv) issued on
 // communicator `comm_index` of the process, from 0; comm_index 0 ("world") is the first
 // communicator the process created.
 struct OpFault {
   OpFaultKind kind = OpFaultKind::kStop;
-  int rank = 0;  // global rank of the process
+  int rank = 0;  // global rank of the process; -1 (freeze only): every rank
   int comm_index = 0;
   int64_t op = 0;
 };

@@ -338,7 +338,8 @@ class ClusterParser {
   }
 
   void parse_faults(const json& f) {
-    check_keys(f, "faults", {"slow_gpu", "slow_nic", "slow_pair", "stop", "stall", "crash"});
+    check_keys(f, "faults",
+               {"slow_gpu", "slow_nic", "slow_pair", "stop", "stall", "crash", "freeze"});
     if (f.contains("slow_gpu")) {
       for (auto& [e, key] : entries(f["slow_gpu"], "faults.slow_gpu")) {
         check_keys(*e, key, {"rank", "node", "gpu", "factor"});
@@ -387,16 +388,21 @@ class ClusterParser {
     }
     const std::pair<const char*, OpFaultKind> kinds[] = {{"stop", OpFaultKind::kStop},
                                                          {"stall", OpFaultKind::kStall},
-                                                         {"crash", OpFaultKind::kCrash}};
+                                                         {"crash", OpFaultKind::kCrash},
+                                                         {"freeze", OpFaultKind::kFreeze}};
     for (auto [name, kind] : kinds) {
       if (!f.contains(name)) continue;
       for (auto& [e, key] : entries(f[name], std::string("faults.") + name)) {
         check_keys(*e, key, {"rank", "comm", "op"});
         OpFault o;
         o.kind = kind;
-        if (!e->contains("rank")) throw ParseError(key + ".rank", "missing");
+        // A freeze hits the op on every rank unless one is named.
+        if (!e->contains("rank") && kind != OpFaultKind::kFreeze)
+          throw ParseError(key + ".rank", "missing");
         if (!e->contains("op")) throw ParseError(key + ".op", "missing");
-        o.rank = static_cast<int>(integer((*e)["rank"], key + ".rank", 0, 1 << 24));
+        o.rank = e->contains("rank")
+                     ? static_cast<int>(integer((*e)["rank"], key + ".rank", 0, 1 << 24))
+                     : -1;
         o.op = integer((*e)["op"], key + ".op", 0, int64_t{1} << 50);
         if (e->contains("comm")) {
           const json& c = (*e)["comm"];

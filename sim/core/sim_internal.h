@@ -22,6 +22,12 @@ enum {
   // Do not stretch this task by the device's slow_gpu factor (e.g. time spent waiting for
   // peers). Without the flag a task's measured duration d is followed by d * (factor - 1).
   RINGSIM_TASK_NO_STRETCH = 1u << 0,
+  // An event record (a timestamp marker): still runs on a stalled stream, see below.
+  RINGSIM_TASK_EVENT = 1u << 1,
+  // The `stall` fault: once the stream reaches this task, the device is hung.  Only the
+  // next task still runs if it is an event record (so the completion of the work before
+  // the hang stays observable); every other task blocks forever.
+  RINGSIM_TASK_STALL_GATE = 1u << 2,
 };
 
 // Enqueues fn(arg) on the stream; it runs on the stream's worker thread after everything
@@ -29,10 +35,6 @@ enum {
 // streams), exactly like a host function. Returns CUDA_ERROR_INVALID_HANDLE for a bad stream.
 int ringsim_stream_enqueue(struct CUstream_st* stream, ringsim_task_fn fn, void* arg,
                            unsigned flags);
-
-// The device stalls: enqueues a task that never completes, so the stream (and anything
-// waiting for it) blocks forever. Used for the `stall` fault.
-int ringsim_stream_stall(struct CUstream_st* stream);
 
 // CUDA device ordinal a stream belongs to (special handles resolve to the current device).
 int ringsim_stream_device(struct CUstream_st* stream, int* device);

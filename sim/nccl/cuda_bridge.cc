@@ -64,6 +64,15 @@ ncclResult_t stream_enqueue(cudaStream_t stream, StreamTask fn, void* arg) {
   return ncclSuccess;
 }
 
+ncclResult_t stream_stall_after_queued(cudaStream_t stream) {
+  const Bridge& b = bridge();
+  if (!b.error.empty()) return fail(ncclSystemError, b.error);
+  const int rc = b.enqueue(
+      reinterpret_cast<CUstream_st*>(stream), [](void*) {}, nullptr,
+      RINGSIM_TASK_NO_STRETCH | RINGSIM_TASK_STALL_GATE);
+  return rc == 0 ? ncclSuccess : fail(ncclUnhandledCudaError, "cannot stall the stream");
+}
+
 int current_device() {
   const Bridge& b = bridge();
   int dev = 0;

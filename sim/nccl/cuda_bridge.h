@@ -12,6 +12,9 @@ using StreamTask = void (*)(void*);
 // Enqueues fn(arg) on the application's stream without slow_gpu stretching (the
 // NCCL op applies the factor to its transfer time itself, not to time spent waiting).
 ncclResult_t stream_enqueue(cudaStream_t stream, StreamTask fn, void* arg);
+// The `stall` fault: the device hangs once it has run everything enqueued so far
+// (an event record enqueued next still completes; see RINGSIM_TASK_STALL_GATE).
+ncclResult_t stream_stall_after_queued(cudaStream_t stream);
 // The device the calling thread has made current (0 if none).
 int current_device();
 // The node-local GPU index of a CUDA device ordinal.

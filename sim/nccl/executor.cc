@@ -16,7 +16,7 @@ void sleep_until_ns(int64_t t) {
 }
 
 void stall_forever(Comm& comm, const OpDesc& op) {
-  debug_log(comm.label() + ": stall fault: the device blocks before op " +
+  debug_log(comm.label() + ": stall/freeze fault: the device blocks in op " +
             std::to_string(op.op_index) + " (" + func_name(op.func) + ")");
   std::unique_lock<std::mutex> lock(comm.link->mu);
   comm.link->cv.wait(lock, [&] { return comm.link->aborted || comm.link->revoked; });

@@ -17,7 +17,7 @@ namespace ringside::sim::nccl {
 struct Task {
   std::shared_ptr<Comm> comm;
   std::vector<OpDesc> ops;
-  std::vector<bool> stall_before;  // the `stall` fault: the device blocks before this op
+  std::vector<bool> stall_before;  // `freeze` (or `stall` of op 0): the device blocks in this op
 };
 
 // Enqueues the task on `stream`; the host call returns at once.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "cuda_bridge.h"
 #include "executor.h"
 #include "last_error.h"
 
@@ -21,6 +22,7 @@ struct PendingOp {
 struct GroupState {
   int depth = 0;
   std::vector<PendingOp> ops;
+  std::vector<cudaStream_t> stall_streams;  // the device hangs after this group's ops
   std::vector<std::shared_ptr<Comm>> inits;
   const Comm* stop_comm = nullptr;  // set when a grouped op was the last before a stop
   int64_t stop_next_op = 0;
@@ -86,7 +88,16 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
          ") of comm index " + std::to_string(comm->comm_index));
     std::abort();
   }
-  if (const OpFault* f = c.op_fault(OpFaultKind::kStall, comm->global_rank, comm->comm_index);
+  // The device hangs right after the op before the stalled one, so the stalled op never
+  // starts (nor does anything enqueued after it).  Op 0 has no op before it: its own task
+  // blocks instead, on a device that has started it.
+  bool stall_after = false;
+  if (const OpFault* f = c.op_fault(OpFaultKind::kStall, comm->global_rank, comm->comm_index)) {
+    stall = f->op == 0 && op.op_index == 0;
+    stall_after = f->op > 0 && f->op == op.op_index + 1;
+  }
+  // freeze: the device starts the op and it never finishes (its data never arrives).
+  if (const OpFault* f = c.op_fault(OpFaultKind::kFreeze, comm->global_rank, comm->comm_index);
       f && f->op == op.op_index) {
     stall = true;
   }
@@ -97,6 +108,7 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
   const bool empty = op.count == 0;  // NCCL returns at once for zero-sized ops
   if (g_group.depth > 0) {
     if (!empty || stall) g_group.ops.push_back(PendingOp{comm, stream, op, stall});
+    if (stall_after) g_group.stall_streams.push_back(stream);
     if (stop_after) {
       g_group.stop_comm = comm.get();
       g_group.stop_next_op = op.op_index + 1;
@@ -111,6 +123,7 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
     task->stall_before.push_back(stall);
     r = launch_task(std::move(task), stream);
   }
+  if (stall_after && r == ncclSuccess) r = stream_stall_after_queued(stream);
   if (stop_after) stop_forever(*comm, op.op_index + 1);
   return r;
 }
@@ -143,6 +156,12 @@ ncclResult_t group_end() {
   ops.swap(g_group.ops);
   ncclResult_t r = launch_pending(ops);
   if (result == ncclSuccess) result = r;
+  std::vector<cudaStream_t> stalls;
+  stalls.swap(g_group.stall_streams);
+  for (cudaStream_t s : stalls) {
+    r = stream_stall_after_queued(s);
+    if (result == ncclSuccess) result = r;
+  }
   if (g_group.stop_comm != nullptr) {
     const Comm* c = g_group.stop_comm;
     g_group.stop_comm = nullptr;

@@ -84,7 +84,8 @@ TEST_F(ClusterTest, ParsesNodesLinksFaultsAndNvml) {
       "slow_pair": {"nodes": ["a", "b"], "factor": 2},
       "stop": {"rank": 3, "op": 10},
       "stall": {"rank": 1, "op": 4, "comm": 2},
-      "crash": {"rank": 2, "op": 7, "comm": "world"}
+      "crash": {"rank": 2, "op": 7, "comm": "world"},
+      "freeze": [{"op": 12}, {"rank": 4, "op": 3, "comm": 1}]
     }})");
   ASSERT_EQ(c.nodes().size(), 2u);
   EXPECT_EQ(c.nodes()[0].gpus, 4);
@@ -105,6 +106,10 @@ TEST_F(ClusterTest, ParsesNodesLinksFaultsAndNvml) {
   EXPECT_EQ(c.op_fault(OpFaultKind::kStop, 3, 1), nullptr);
   EXPECT_EQ(c.op_fault(OpFaultKind::kStall, 1, 2)->op, 4);
   EXPECT_EQ(c.op_fault(OpFaultKind::kCrash, 2, 0)->op, 7);
+  ASSERT_NE(c.op_fault(OpFaultKind::kFreeze, 6, 0), nullptr) << "no rank: every rank";
+  EXPECT_EQ(c.op_fault(OpFaultKind::kFreeze, 6, 0)->op, 12);
+  EXPECT_EQ(c.op_fault(OpFaultKind::kFreeze, 5, 1), nullptr);
+  EXPECT_EQ(c.op_fault(OpFaultKind::kFreeze, 4, 1)->op, 3);
   const GpuNvmlState& s = c.nvml_state(1, 1);
   EXPECT_NE(s.clock_event_reasons & kNvmlReasonSwThermalSlowdown, 0u);
   EXPECT_LT(s.sm_clock_mhz, s.max_sm_clock_mhz);
@@ -143,6 +148,9 @@ TEST_F(ClusterTest, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(e.find("too_hot"), std::string::npos) << e;
   e = parse_error(R"({"faults": {"stop": {"rank": 1, "op": 3, "comm": "mine"}}})");
   EXPECT_NE(e.find("faults.stop.comm"), std::string::npos) << e;
+  e = parse_error(R"({"faults": {"stall": {"op": 3}}})");
+  EXPECT_NE(e.find("faults.stall.rank"), std::string::npos)
+      << "only freeze may omit the rank: " << e;
   e = parse_error(R"({"gpus_per_node": 8,})");
   EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
   e = parse_error(R"({"speed": 1})");

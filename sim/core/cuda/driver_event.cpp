@@ -36,7 +36,7 @@ CUresult record(CUevent ev, CUstream h, bool ptsz, unsigned flags) {
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count());
       },
-      RINGSIM_TASK_NO_STRETCH);
+      RINGSIM_TASK_NO_STRETCH | RINGSIM_TASK_EVENT);
   std::lock_guard<std::mutex> lk(ev->mu);
   ev->record = rec;
   return CUDA_SUCCESS;

@@ -26,22 +26,6 @@ int ringsim_stream_enqueue(CUstream_st* stream, ringsim_task_fn fn, void* arg, u
   return CUDA_SUCCESS;
 }
 
-int ringsim_stream_stall(CUstream_st* stream) {
-  ensure_init();
-  std::shared_ptr<StreamCore> s;
-  if (CUresult r = resolve_stream(stream, false, &s); r != CUDA_SUCCESS) return r;
-  submit(
-      s,
-      [] {
-        std::mutex m;
-        std::condition_variable never;
-        std::unique_lock<std::mutex> lk(m);
-        never.wait(lk, [] { return false; });
-      },
-      RINGSIM_TASK_NO_STRETCH);
-  return CUDA_SUCCESS;
-}
-
 int ringsim_stream_device(CUstream_st* stream, int* device) {
   ensure_init();
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;

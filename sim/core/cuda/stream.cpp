@@ -69,6 +69,16 @@ void StreamCore::retire() {
   work_cv_.notify_one();
 }
 
+namespace {
+// A hung device: the stream's worker never runs another task.
+[[noreturn]] void hang_forever() {
+  std::mutex m;
+  std::condition_variable never;
+  std::unique_lock<std::mutex> lk(m);
+  for (;;) never.wait(lk);
+}
+}  // namespace
+
 void StreamCore::run() {
   for (;;) {
     Task task;
@@ -79,7 +89,12 @@ void StreamCore::run() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
+    if (stalled_) {
+      if ((task.flags & RINGSIM_TASK_EVENT) == 0 || stall_event_used_) hang_forever();
+      stall_event_used_ = true;
+    }
     for (StreamDep& d : task.deps) d.stream->wait(d.seq);
+    if (task.flags & RINGSIM_TASK_STALL_GATE) stalled_ = true;
     auto start = std::chrono::steady_clock::now();
     if (task.fn) task.fn();
     if ((task.flags & RINGSIM_TASK_NO_STRETCH) == 0 && slow_factor_ > 1) {

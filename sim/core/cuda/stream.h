@@ -67,6 +67,9 @@ class StreamCore {
   std::deque<Task> queue_;
   uint64_t enqueued_ = 0, completed_ = 0;
   bool retired_ = false;
+  // Worker thread only: a RINGSIM_TASK_STALL_GATE was passed; one event record may still run.
+  bool stalled_ = false;
+  bool stall_event_used_ = false;
 };
 
 // Enqueues on a stream, adding the legacy-default-stream dependencies; returns the seq.
