@@ -83,11 +83,23 @@ void finish(OpSlot& slot, trace::OpStatus status) {
   slot.state.store(kSlotComplete, std::memory_order_release);
 }
 
+// An op still running: remembers when the device started it, once it has.
+void note_device_start(Runtime& rt, OpSlot& slot, int64_t now) {
+  if (slot.dev_start_seen.load(std::memory_order_relaxed) != trace::kUnknownTime) return;
+  if (cuda_driver().cuEventQuery(static_cast<CUevent>(slot.event_start)) != CUDA_SUCCESS) return;
+  ContextClock* c = clock_for(static_cast<CUcontext>(slot.event_ctx), now);
+  int64_t start = 0;
+  if (c != nullptr && device_time(*c, slot.event_start, start)) {
+    slot.dev_start_seen.store(start - rt.meta.clock_monotonic_ns, std::memory_order_release);
+  }
+}
+
 // One op whose end event was recorded.  Returns false while still running.
 bool try_complete(Runtime& rt, OpSlot& slot, int64_t now, bool final_pass) {
   const CudaDriver& cu = cuda_driver();
   const CUresult q = cu.cuEventQuery(static_cast<CUevent>(slot.event_end));
   if (q == CUDA_ERROR_NOT_READY) {
+    note_device_start(rt, slot, now);
     const CommState* cs = slot.comm;
     if (cs != nullptr && cs->ended.load(std::memory_order_acquire) &&
         now - cs->ended_ns.load() > kAbandonGraceNs) {

@@ -32,6 +32,10 @@ struct OpSlot {
   trace::OpRecord rec{};
   std::atomic<uint32_t> state{0};
   std::atomic<uint8_t> watchdog{0};  // set by the watchdog, merged into flags when written
+  // Device start of an op still running on the device, once its start event has
+  // completed (completer), so that /pending tells a started op from one whose device
+  // never reached it.  trace::kUnknownTime until then.
+  std::atomic<int64_t> dev_start_seen{trace::kUnknownTime};
   CommState* comm = nullptr;
   // Pooled CUDA events owned by this slot, created on first use in `event_ctx`.
   void* event_start = nullptr;

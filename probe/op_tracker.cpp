@@ -141,6 +141,7 @@ OpSlot* begin_op(const OpCall& call) noexcept {
   r.t_exit_ns = trace::kUnknownTime;
   r.t_dev_start_ns = trace::kUnknownTime;
   r.t_dev_end_ns = trace::kUnknownTime;
+  slot->dev_start_seen.store(trace::kUnknownTime, std::memory_order_relaxed);
   r.comm_id = cs != nullptr ? cs->id : 0;
   r.seq = seq;
   r.count = call.count;

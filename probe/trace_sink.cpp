@@ -182,7 +182,9 @@ class TraceSink {
                                                      : trace::OpStatus::kDevicePending);
         // Only fields fixed at entry are trusted: the rest may be changing now.
         if (state == kSlotHostPending) r.t_exit_ns = trace::kUnknownTime;
-        r.t_dev_start_ns = trace::kUnknownTime;
+        r.t_dev_start_ns = state == kSlotDevicePending
+                               ? slot.dev_start_seen.load(std::memory_order_acquire)
+                               : trace::kUnknownTime;
         r.t_dev_end_ns = trace::kUnknownTime;
         pending_buf_.push_back(r);
       }
