@@ -13,19 +13,31 @@ std::string other_node(const Context& ctx, const std::vector<std::string>& avoid
   return "";
 }
 
+// "--ntasks-per-node=K" with K the most ranks the job ran on any of `nodes` (its GPUs
+// per node), so that the check exercises what the job used.
+std::string tasks_per_node(const Context& ctx, const std::vector<std::string>& nodes) {
+  size_t most = 0;
+  for (const auto& n : nodes) {
+    size_t here = 0;
+    for (const auto& r : ctx.set.ranks) here += r.node == n ? 1 : 0;
+    most = std::max(most, here);
+  }
+  return "--ntasks-per-node=" + std::to_string(std::max<size_t>(most, 1));
+}
+
 }  // namespace
 
 std::string next_command_for_straggler(const Context& ctx, int64_t rank) {
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(rank)];
   std::string bus = ri.gpu_pci_bus_id.empty() ? std::to_string(ri.gpu_device) : ri.gpu_pci_bus_id;
   return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE -i " +
-         bus + "   # then: srun -w " + ri.node + " --ntasks-per-node=8 nccl_bench validate";
+         bus + "   # then: srun -w " + ri.node + " " + tasks_per_node(ctx, {ri.node}) +
+         " nccl_bench validate";
 }
 
-std::string next_command_for_node_straggler(const Context&, const std::string& node) {
-  return "srun -w " + node +
-         " --ntasks-per-node=8 nccl_bench validate   # and check the node for other load (top, "
-         "dmesg)";
+std::string next_command_for_node_straggler(const Context& ctx, const std::string& node) {
+  return "srun -w " + node + " " + tasks_per_node(ctx, {node}) +
+         " nccl_bench validate   # and check the node for other load (top, dmesg)";
 }
 
 std::string next_command_for_imbalance(const Context&, bool structural) {
@@ -41,7 +53,8 @@ std::string next_command_for_link(const Context& ctx, const std::vector<std::str
     if (!peer.empty()) pair.push_back(peer);
   }
   if (pair.size() < 2 || pair[0] == pair[1]) {
-    return "srun -w " + pair[0] + " -N1 --ntasks-per-node=8 nccl_bench all_reduce -b 1M -e 1G -f 2";
+    return "srun -w " + pair[0] + " -N1 " + tasks_per_node(ctx, {pair[0]}) +
+           " nccl_bench all_reduce -b 1M -e 1G -f 2";
   }
   return "srun -w " + pair[0] + "," + pair[1] +
          " --ntasks-per-node=1 nccl_bench sendrecv -b 1M -e 1G -f 2";
@@ -51,8 +64,8 @@ std::string next_command_for_hang(const Context& ctx, const Finding& f) {
   if (f.subkind == "all_stuck") {
     std::string nodes;
     for (const auto& n : f.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-    return "srun -w " + nodes +
-           " --ntasks-per-node=8 nccl_bench validate   # test the links the comm uses";
+    return "srun -w " + nodes + " " + tasks_per_node(ctx, f.nodes) +
+           " nccl_bench validate   # test the links the comm uses";
   }
   if (f.ranks.empty()) return "inspect the stacks of the ranks in the comm (py-spy dump / gdb)";
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(f.ranks.front())];

@@ -25,6 +25,8 @@ ringside_add_e2e_scenario(stop RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=3;comm=world;seq=22" ARGS)
 ringside_add_e2e_scenario(stall RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
   EXPECT "verdict=hung;kind=hang;subkind=gpu_stall;ranks=5;comm=world;seq=22")
+ringside_add_e2e_scenario(freeze RANKS 8 NODES 2 CLUSTER ${_s}/freeze.json
+  EXPECT "verdict=hung;kind=hang;subkind=all_stuck;ranks=0,1,2,3,4,5,6,7;comm=world;seq=22")
 ringside_add_e2e_scenario(crash RANKS 8 NODES 2 CLUSTER ${_s}/crash.json
   EXPECT "verdict=hung;kind=hang;subkind=dead_rank;ranks=6;comm=world;seq=22")
 ringside_add_e2e_scenario(desync RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
