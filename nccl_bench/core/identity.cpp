@@ -5,9 +5,10 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "core/errors.h"
-#include "ringside/config_spec.h"
+#include "ringside/launcher_identity.h"
 
 namespace ringside::bench {
 
@@ -18,35 +19,11 @@ const char* env(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
-int env_int(const char* name, int min_value) {
-  const char* v = env(name);
-  auto parsed = config::parse_int(v);
-  if (!parsed.ok() || *parsed < min_value || *parsed > (1 << 30)) {
-    throw UsageError(std::string("environment variable ") + name + "='" + v +
-                     "' is not an integer >= " + std::to_string(min_value) +
-                     "; unset it or fix the launcher");
-  }
-  return static_cast<int>(*parsed);
-}
-
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
   return buf;
 }
-
-struct EnvTriple {
-  const char* rank;
-  const char* size;
-  const char* local;
-  const char* source;
-};
-
-constexpr EnvTriple kEnvSources[] = {
-    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "slurm"},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "openmpi"},
-    {"RANK", "WORLD_SIZE", "LOCAL_RANK", "torchrun"},
-};
 
 void check_mpi(int rc, const char* call) {
   if (rc != MPI_SUCCESS) {
@@ -73,24 +50,19 @@ void identity_from_mpi(ProcessIdentity& id, int* argc, char*** argv) {
   MPI_Comm_free(&local);
 }
 
-void identity_from_env(ProcessIdentity& id) {
-  for (const EnvTriple& s : kEnvSources) {
-    if (env(s.rank) == nullptr) continue;
-    if (env(s.size) == nullptr) {
-      throw UsageError(std::string(s.rank) + " is set but " + s.size +
-                       " is not; set both (or neither) so every process knows the job size");
-    }
-    id.proc = env_int(s.rank, 0);
-    id.nprocs = env_int(s.size, 1);
-    id.local_proc = env(s.local) ? env_int(s.local, 0) : 0;
-    id.source = s.source;
-    if (id.proc >= id.nprocs) {
-      throw UsageError(std::string(s.rank) + "=" + std::to_string(id.proc) + " is not below " +
-                       s.size + "=" + std::to_string(id.nprocs));
-    }
+// Slurm, Open MPI or torchrun-style variables, through the shared resolution;
+// a benchmark refuses what it cannot trust.
+void identity_from_env(ProcessIdentity& id, const LauncherIdentity& found,
+                       const std::vector<std::string>& problems) {
+  if (!problems.empty()) throw UsageError(problems.front() + "; fix the launcher or unset it");
+  if (found.rank < 0) {
+    id.source = "none";
     return;
   }
-  id.source = "none";
+  id.proc = static_cast<int>(found.rank);
+  id.nprocs = static_cast<int>(found.world_size);
+  id.local_proc = found.local_rank >= 0 ? static_cast<int>(found.local_rank) : 0;
+  id.source = found.rank_source;
 }
 
 }  // namespace
@@ -98,21 +70,14 @@ void identity_from_env(ProcessIdentity& id) {
 ProcessIdentity detect_identity(Launcher launcher, int* argc, char*** argv) {
   ProcessIdentity id;
   id.hostname = host_name();
-  if (const char* n = env("RINGSIDE_NODE_NAME")) {
-    id.node = n;
-  } else if (const char* s = env("SLURMD_NODENAME")) {
-    id.node = s;
-  } else {
-    id.node = id.hostname;
-  }
-  if (const char* j = env("SLURM_JOB_ID")) {
-    id.job_id = j;
-    id.job_key = j;
-    if (const char* step = env("SLURM_STEP_ID")) id.job_key += std::string(".") + step;
-  } else if (const char* r = env("RINGSIDE_JOB_ID")) {
-    id.job_id = r;
-    id.job_key = r;
-  }
+  const char* job = env("RINGSIDE_JOB_ID");
+  const char* node = env("RINGSIDE_NODE_NAME");
+  const LauncherIdentityResult found = resolve_launcher_identity(
+      [](const char* name) { return env(name); }, job ? job : "", node ? node : "", id.hostname);
+  id.node = found.identity.node;
+  id.job_id = found.identity.job_id;
+  id.job_key = id.job_id;
+  if (!found.identity.step_id.empty()) id.job_key += "." + found.identity.step_id;
   bool use_mpi = launcher == Launcher::kMpi;
   if (launcher == Launcher::kAuto) {
     use_mpi = env("OMPI_COMM_WORLD_SIZE") != nullptr || env("PMIX_RANK") != nullptr;
@@ -120,7 +85,7 @@ ProcessIdentity detect_identity(Launcher launcher, int* argc, char*** argv) {
   if (use_mpi) {
     identity_from_mpi(id, argc, argv);
   } else {
-    identity_from_env(id);
+    identity_from_env(id, found.identity, found.problems);
   }
   set_error_context(id.hostname, id.proc);
   return id;

@@ -16,13 +16,14 @@ struct ProcessIdentity {
   std::string source;  // mpi, slurm, openmpi, torchrun or none
   std::string node;    // RINGSIDE_NODE_NAME, SLURMD_NODENAME or the hostname
   std::string hostname;
-  std::string job_key;  // SLURM_JOB_ID[.SLURM_STEP_ID] or RINGSIDE_JOB_ID, "" if neither
-  std::string job_id;   // SLURM_JOB_ID or RINGSIDE_JOB_ID, "" if neither
+  std::string job_key;  // job_id, plus ".SLURM_STEP_ID" for a Slurm job id
+  std::string job_id;   // as in the probe (RINGSIDE_JOB_ID, SLURM_JOB_ID, ...), "" if none
 };
 
 // Launcher::kAuto uses MPI when the process was started by mpirun or by srun with
-// PMIx (OMPI_COMM_WORLD_SIZE or PMIX_RANK set), else the environment.
-// Throws UsageError for malformed variables (naming them).
+// PMIx (OMPI_COMM_WORLD_SIZE or PMIX_RANK set), else the environment
+// (ringside/launcher_identity.h).  Throws UsageError for malformed launcher
+// variables (naming them).
 ProcessIdentity detect_identity(Launcher launcher, int* argc, char*** argv);
 
 // MPI_Finalize when MPI was initialised; safe to call more than once.

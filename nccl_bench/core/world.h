@@ -63,7 +63,7 @@ class World {
   std::vector<LocalRank>& locals() { return locals_; }
   std::vector<CommStream> comm_streams() const;
   uint64_t comm_id() const { return comm_id_; }
-  // SLURM_JOB_ID, RINGSIDE_JOB_ID, or derived from the unique id (equal on all ranks).
+  // The launcher job id (ringside/launcher_identity.h), or derived from the unique id.
   const std::string& job_id() const { return job_id_; }
   // Every rank's description, in rank order (collective: all ranks call it).
   const std::vector<RankInfo>& rank_infos() const { return infos_; }

@@ -219,6 +219,18 @@ TEST_F(SimBench, JsonAndTraceOutput) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(SimBench, MalformedLauncherVariablesExitWithTwo) {
+  const RunResult r = run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR +
+                                " RANK=1x WORLD_SIZE=2 " NCCL_BENCH_BIN " all_reduce -b 1K -e 1K");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("RANK='1x' is not a non-negative integer"), std::string::npos) << r.err;
+  const RunResult half = run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR +
+                                   " SLURM_PROCID=0 " NCCL_BENCH_BIN " all_reduce -b 1K -e 1K");
+  EXPECT_EQ(half.exit_code, 2) << half.out << half.err;
+  EXPECT_NE(half.err.find("SLURM_PROCID is set but SLURM_NTASKS is not"), std::string::npos)
+      << half.err;
+}
+
 TEST_F(SimBench, RendezvousFileWithoutNcclCommId) {
   const std::string dir = temp_dir("rv");
   // simrun sets NCCL_COMM_ID; unset it so the shared file is the only way to meet.
