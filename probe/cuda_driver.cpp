@@ -1,6 +1,6 @@
 #include "cuda_driver.h"
 
-#include "dyn_lib.h"
+#include "ringside/dyn_lib.h"
 
 namespace ringside::probe {
 

@@ -1,5 +1,6 @@
-// Run-time loading shared by the probe's CUDA driver and NVML loaders: the
-// probe never links them, so the same binary runs where they are absent.
+// Run-time loading of the NVIDIA libraries that are never linked (the CUDA
+// driver in the probe, NVML in the probe and nccl_bench), so that the same
+// binaries run where they are absent.
 #pragma once
 
 #include <dlfcn.h>
@@ -7,7 +8,7 @@
 #include <initializer_list>
 #include <string>
 
-namespace ringside::probe {
+namespace ringside {
 
 // dlopen(soname) with RTLD_NOW | RTLD_LOCAL; on failure returns nullptr and sets
 // `error` to "dlopen(<soname>) failed: <reason>".
@@ -20,16 +21,20 @@ inline void* open_library(const char* soname, std::string& error) {
   return lib;
 }
 
-// Sets `fn` to the first of `names` the library exports (list newer versioned
-// entry points first); leaves it unchanged when none is found.
+// The first of `names` the library exports (list newer versioned entry points
+// first), or nullptr.
 template <typename Fn>
-void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
+Fn symbol(void* lib, std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (void* sym = dlsym(lib, name)) {
-      fn = reinterpret_cast<Fn>(sym);
-      return;
-    }
+    if (void* sym = dlsym(lib, name)) return reinterpret_cast<Fn>(sym);
   }
+  return nullptr;
 }
 
-}  // namespace ringside::probe
+// Sets `fn` to symbol(lib, names); leaves it unchanged when none is found.
+template <typename Fn>
+void resolve(void* lib, Fn& fn, std::initializer_list<const char*> names) {
+  if (Fn found = symbol<Fn>(lib, names)) fn = found;
+}
+
+}  // namespace ringside

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "ringside/dyn_lib.h"
 #include "ringside/nvml_abi.h"
 
 namespace ringside::bench {
@@ -14,11 +15,6 @@ namespace {
 constexpr unsigned long long kFailReasons =
     nvmlClocksThrottleReasonHwSlowdown | nvmlClocksEventReasonSwThermalSlowdown |
     nvmlClocksThrottleReasonHwThermalSlowdown | nvmlClocksThrottleReasonHwPowerBrakeSlowdown;
-
-template <typename F>
-F sym(void* lib, const char* name) {
-  return reinterpret_cast<F>(dlsym(lib, name));
-}
 
 std::string fmt(const char* f, unsigned long long a, unsigned long long b = 0,
                 unsigned long long c = 0, unsigned long long d = 0) {
@@ -67,14 +63,14 @@ struct GpuHealthSession::Impl {
 GpuHealthSession::GpuHealthSession(const std::string& pci_bus_id, int device)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  m.lib = open_library("libnvidia-ml.so.1", why);
   if (m.lib == nullptr) {
-    m.setup_error = std::string("NVML not available (dlopen libnvidia-ml.so.1: ") + dlerror() +
-                    "); install the NVIDIA driver's NVML library";
+    m.setup_error = "NVML not available (" + why + "); install the NVIDIA driver's NVML library";
     return;
   }
-  m.error_string = sym<decltype(&nvmlErrorString)>(m.lib, "nvmlErrorString");
-  auto init = sym<decltype(&nvmlInit_v2)>(m.lib, "nvmlInit_v2");
+  m.error_string = symbol<decltype(&nvmlErrorString)>(m.lib, {"nvmlErrorString"});
+  auto init = symbol<decltype(&nvmlInit_v2)>(m.lib, {"nvmlInit_v2"});
   if (init == nullptr) {
     m.setup_error = "libnvidia-ml.so.1 has no nvmlInit_v2";
     return;
@@ -84,10 +80,10 @@ GpuHealthSession::GpuHealthSession(const std::string& pci_bus_id, int device)
     return;
   }
   m.initialized = true;
-  auto by_bus =
-      sym<decltype(&nvmlDeviceGetHandleByPciBusId_v2)>(m.lib, "nvmlDeviceGetHandleByPciBusId_v2");
+  auto by_bus = symbol<decltype(&nvmlDeviceGetHandleByPciBusId_v2)>(
+      m.lib, {"nvmlDeviceGetHandleByPciBusId_v2"});
   auto by_index =
-      sym<decltype(&nvmlDeviceGetHandleByIndex_v2)>(m.lib, "nvmlDeviceGetHandleByIndex_v2");
+      symbol<decltype(&nvmlDeviceGetHandleByIndex_v2)>(m.lib, {"nvmlDeviceGetHandleByIndex_v2"});
   nvmlReturn_t r = NVML_ERROR_NOT_FOUND;
   if (by_bus != nullptr && !pci_bus_id.empty()) r = by_bus(pci_bus_id.c_str(), &m.dev);
   if (r != NVML_SUCCESS && by_index != nullptr) r = by_index(static_cast<unsigned>(device), &m.dev);
@@ -97,11 +93,11 @@ GpuHealthSession::GpuHealthSession(const std::string& pci_bus_id, int device)
     m.dev = nullptr;
     return;
   }
-  auto create = sym<decltype(&nvmlEventSetCreate)>(m.lib, "nvmlEventSetCreate");
-  auto reg = sym<decltype(&nvmlDeviceRegisterEvents)>(m.lib, "nvmlDeviceRegisterEvents");
+  auto create = symbol<decltype(&nvmlEventSetCreate)>(m.lib, {"nvmlEventSetCreate"});
+  auto reg = symbol<decltype(&nvmlDeviceRegisterEvents)>(m.lib, {"nvmlDeviceRegisterEvents"});
   if (create != nullptr && reg != nullptr && create(&m.events) == NVML_SUCCESS) {
     if (reg(m.dev, nvmlEventTypeXidCriticalError, m.events) != NVML_SUCCESS) {
-      auto free_set = sym<decltype(&nvmlEventSetFree)>(m.lib, "nvmlEventSetFree");
+      auto free_set = symbol<decltype(&nvmlEventSetFree)>(m.lib, {"nvmlEventSetFree"});
       if (free_set) free_set(m.events);
       m.events = nullptr;
     }
@@ -112,11 +108,11 @@ GpuHealthSession::~GpuHealthSession() {
   Impl& m = *impl_;
   if (m.lib == nullptr) return;
   if (m.events != nullptr) {
-    if (auto free_set = sym<decltype(&nvmlEventSetFree)>(m.lib, "nvmlEventSetFree"))
+    if (auto free_set = symbol<decltype(&nvmlEventSetFree)>(m.lib, {"nvmlEventSetFree"}))
       free_set(m.events);
   }
   if (m.initialized) {
-    if (auto shutdown = sym<decltype(&nvmlShutdown)>(m.lib, "nvmlShutdown")) shutdown();
+    if (auto shutdown = symbol<decltype(&nvmlShutdown)>(m.lib, {"nvmlShutdown"})) shutdown();
   }
   dlclose(m.lib);
 }
@@ -131,7 +127,7 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
   const std::string p = label + ": ";
   if (m.events == nullptr) {
     h.warn.push_back(p + "XID events not available from NVML");
-  } else if (auto wait = sym<decltype(&nvmlEventSetWait_v2)>(m.lib, "nvmlEventSetWait_v2")) {
+  } else if (auto wait = symbol<decltype(&nvmlEventSetWait_v2)>(m.lib, {"nvmlEventSetWait_v2"})) {
     nvmlEventData_t ev{};
     for (int i = 0; i < 64 && wait(m.events, &ev, 0) == NVML_SUCCESS; ++i) {
       if (ev.eventType & nvmlEventTypeXidCriticalError) {
@@ -140,7 +136,7 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
     }
   }
 
-  auto ecc = sym<decltype(&nvmlDeviceGetTotalEccErrors)>(m.lib, "nvmlDeviceGetTotalEccErrors");
+  auto ecc = symbol<decltype(&nvmlDeviceGetTotalEccErrors)>(m.lib, {"nvmlDeviceGetTotalEccErrors"});
   unsigned long long n = 0;
   if (ecc &&
       ecc(m.dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &n) == NVML_SUCCESS &&
@@ -157,7 +153,8 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
     h.warn.push_back(p + fmt("%llu corrected ECC errors since the driver loaded", n));
   }
 
-  if (auto rows = sym<decltype(&nvmlDeviceGetRemappedRows)>(m.lib, "nvmlDeviceGetRemappedRows")) {
+  if (auto rows =
+          symbol<decltype(&nvmlDeviceGetRemappedRows)>(m.lib, {"nvmlDeviceGetRemappedRows"})) {
     unsigned corr = 0, unc = 0, pending = 0, failure = 0;
     if (rows(m.dev, &corr, &unc, &pending, &failure) == NVML_SUCCESS) {
       if (failure) h.fail.push_back(p + "row remapping failed: the GPU needs service");
@@ -167,14 +164,12 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
     }
   }
 
-  auto reasons_fn = sym<decltype(&nvmlDeviceGetCurrentClocksEventReasons)>(
-      m.lib, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (reasons_fn == nullptr) {
-    reasons_fn = sym<decltype(&nvmlDeviceGetCurrentClocksThrottleReasons)>(
-        m.lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
-  }
-  auto clock = sym<decltype(&nvmlDeviceGetClockInfo)>(m.lib, "nvmlDeviceGetClockInfo");
-  auto max_clock = sym<decltype(&nvmlDeviceGetMaxClockInfo)>(m.lib, "nvmlDeviceGetMaxClockInfo");
+  auto reasons_fn = symbol<decltype(&nvmlDeviceGetCurrentClocksEventReasons)>(
+      m.lib,
+      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  auto clock = symbol<decltype(&nvmlDeviceGetClockInfo)>(m.lib, {"nvmlDeviceGetClockInfo"});
+  auto max_clock =
+      symbol<decltype(&nvmlDeviceGetMaxClockInfo)>(m.lib, {"nvmlDeviceGetMaxClockInfo"});
   unsigned sm = 0, sm_max = 0;
   const bool clocks = clock && max_clock && clock(m.dev, NVML_CLOCK_SM, &sm) == NVML_SUCCESS &&
                       max_clock(m.dev, NVML_CLOCK_SM, &sm_max) == NVML_SUCCESS && sm_max > 0;
@@ -193,14 +188,14 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
     h.warn.push_back(p + fmt("SM clock %llu MHz is below half its maximum %llu MHz", sm, sm_max));
   }
 
-  auto gen = sym<decltype(&nvmlDeviceGetCurrPcieLinkGeneration)>(
-      m.lib, "nvmlDeviceGetCurrPcieLinkGeneration");
-  auto gen_max = sym<decltype(&nvmlDeviceGetMaxPcieLinkGeneration)>(
-      m.lib, "nvmlDeviceGetMaxPcieLinkGeneration");
+  auto gen = symbol<decltype(&nvmlDeviceGetCurrPcieLinkGeneration)>(
+      m.lib, {"nvmlDeviceGetCurrPcieLinkGeneration"});
+  auto gen_max = symbol<decltype(&nvmlDeviceGetMaxPcieLinkGeneration)>(
+      m.lib, {"nvmlDeviceGetMaxPcieLinkGeneration"});
   auto width =
-      sym<decltype(&nvmlDeviceGetCurrPcieLinkWidth)>(m.lib, "nvmlDeviceGetCurrPcieLinkWidth");
+      symbol<decltype(&nvmlDeviceGetCurrPcieLinkWidth)>(m.lib, {"nvmlDeviceGetCurrPcieLinkWidth"});
   auto width_max =
-      sym<decltype(&nvmlDeviceGetMaxPcieLinkWidth)>(m.lib, "nvmlDeviceGetMaxPcieLinkWidth");
+      symbol<decltype(&nvmlDeviceGetMaxPcieLinkWidth)>(m.lib, {"nvmlDeviceGetMaxPcieLinkWidth"});
   unsigned g = 0, gm = 0, w = 0, wm = 0;
   if (gen && gen_max && width && width_max && gen(m.dev, &g) == NVML_SUCCESS &&
       gen_max(m.dev, &gm) == NVML_SUCCESS && width(m.dev, &w) == NVML_SUCCESS &&
@@ -210,8 +205,8 @@ GpuHealth GpuHealthSession::finish(const std::string& label) {
           p + fmt("PCIe link degraded: gen%llu x%llu, maximum gen%llu x%llu", g, w, gm, wm));
     }
   }
-  if (auto replay =
-          sym<decltype(&nvmlDeviceGetPcieReplayCounter)>(m.lib, "nvmlDeviceGetPcieReplayCounter")) {
+  if (auto replay = symbol<decltype(&nvmlDeviceGetPcieReplayCounter)>(
+          m.lib, {"nvmlDeviceGetPcieReplayCounter"})) {
     unsigned count = 0;
     if (replay(m.dev, &count) == NVML_SUCCESS && count > 0) {
       h.warn.push_back(p + fmt("%llu PCIe replays", count));
