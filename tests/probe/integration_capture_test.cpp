@@ -188,6 +188,92 @@ TEST(ProbeOnSim, ExampleWithTensorAndPipelineGroups) {
   std::filesystem::remove_all(dir);
 }
 
+// Every other way to make a communicator: non-blocking split, shrink,
+// InitRankScalable, and InitAll (two members in one process, one group).
+TEST(ProbeOnSim, EveryKindOfCommunicatorIsTraced) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("inits");
+  const Exit plain = run(simrun(2, {Paths::app(), "inits"}), {Paths::sim_env()});
+  const Exit probed = run(simrun(2, {Paths::app(), "inits"}), probe_env(dir));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const auto& t : traces) {
+    const bool shrinks = t.meta.rank == 0;  // the last rank is excluded from the shrink
+    std::map<trace::CommOrigin, int> origins;
+    std::map<trace::CommOrigin, uint64_t> id_of;
+    for (const auto& c : t.comms) {
+      const auto o = static_cast<trace::CommOrigin>(c.origin);
+      ++origins[o];
+      id_of[o] = c.comm_id;
+    }
+    EXPECT_EQ(origins[trace::CommOrigin::kInitRank], 1) << t.path;
+    EXPECT_EQ(origins[trace::CommOrigin::kSplit], 1) << t.path << ": the non-blocking split";
+    EXPECT_EQ(origins[trace::CommOrigin::kShrink], shrinks ? 1 : 0) << t.path;
+    EXPECT_EQ(origins[trace::CommOrigin::kInitScalable], 1) << t.path;
+    EXPECT_EQ(origins[trace::CommOrigin::kInitAll], 2) << t.path << ": one record per member";
+    const auto by_comm = t.ops_by_comm();
+    auto ops_on = [&](trace::CommOrigin o) {
+      auto it = by_comm.find(id_of[o]);
+      return it == by_comm.end() ? size_t{0} : it->second.size();
+    };
+    EXPECT_EQ(ops_on(trace::CommOrigin::kSplit), 1u) << t.path;
+    EXPECT_EQ(ops_on(trace::CommOrigin::kShrink), shrinks ? 1u : 0u) << t.path;
+    EXPECT_EQ(ops_on(trace::CommOrigin::kInitScalable), 1u) << t.path;
+    const size_t members = ops_on(trace::CommOrigin::kInitAll);
+    EXPECT_EQ(members, 2u) << t.path << ": one all-reduce per member, in one group";
+    if (members == 2u) {
+      const auto& pair = by_comm.at(id_of[trace::CommOrigin::kInitAll]);
+      EXPECT_NE(pair[0].group_id, 0u);
+      EXPECT_EQ(pair[0].group_id, pair[1].group_id);
+    }
+    EXPECT_EQ(t.ops.size(), shrinks ? 5u : 4u) << t.path;
+  }
+  expect_device_timed(traces);
+  std::filesystem::remove_all(dir);
+}
+
+// nccl_bench checks every element of every collective (and every type and
+// reduction) under the probe: the probe changes no result, and records every op.
+TEST(ProbeOnSim, EveryCollectiveTypeAndOpStaysCorrectUnderTheProbe) {
+  RINGSIDE_REQUIRE_FILE(Paths::nccl_bench());
+  const std::vector<std::vector<std::string>> runs = {
+      {"all_reduce", "-d", "all", "-o", "all", "-b", "256", "-e", "4K", "-f", "16"},
+      {"all_gather"},
+      {"reduce_scatter", "-o", "all"},
+      {"broadcast", "-r", "2"},
+      {"reduce", "-r", "3"},
+      {"alltoall"},
+      {"gather", "-r", "1"},
+      {"scatter", "-r", "1"},
+      {"sendrecv"}};
+  for (const auto& args : runs) {
+    const std::string dir = make_temp_dir("bench");
+    std::vector<std::string> program{Paths::nccl_bench()};
+    program.insert(program.end(), args.begin(), args.end());
+    if (args.size() < 5) {
+      for (const char* a : {"-b", "1K", "-e", "64K", "-f", "8"}) program.push_back(a);
+    }
+    for (const char* a : {"-n", "2", "-w", "1", "-c", "1"}) program.push_back(a);
+    const Exit e = run(simrun(4, program), probe_env(dir));
+    ASSERT_EQ(e.status, 0) << args[0] << "\n" << e.out << e.err;
+    EXPECT_NE(e.out.find("# Out of bounds values : 0 OK"), std::string::npos) << e.out;
+    const auto traces = load_traces(dir);
+    ASSERT_EQ(traces.size(), 4u) << args[0];
+    for (const auto& t : traces) {
+      ASSERT_FALSE(t.stats.empty()) << t.path;
+      EXPECT_EQ(t.stats.back().ops_recorded, t.ops.size()) << t.path;
+      EXPECT_EQ(t.stats.back().ops_dropped, 0u) << t.path;
+      EXPECT_EQ(t.stats.back().probe_errors, 0u) << t.path;
+      EXPECT_EQ(t.ops.size(), traces.front().ops.size()) << args[0] << ": same ops on every rank";
+      EXPECT_GT(t.ops.size(), 10u) << args[0];
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(ProbeOnSim, ConcurrentThreadsOnTheirOwnCommunicators) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("threads");

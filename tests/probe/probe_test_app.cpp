@@ -4,6 +4,7 @@
 // with and without the probe can be compared line by line.
 //
 //   probe_test_app init           only the world communicator, then exit at once
+//   probe_test_app inits          non-blocking split, shrink, InitAll, InitRankScalable
 //   probe_test_app ops            every collective, send/recv, split, error returns
 //   probe_test_app loop N         all-reduces forever, "ready" after N
 //   probe_test_app hang R N       rank R stops before op N of the world comm
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,6 +93,86 @@ ncclComm_t init_world() {
     std::exit(3);
   }
   return comm;
+}
+
+// One all-reduce of `n` floats on `comm`, reported as "r<rank> <what> ...".
+void reduce_on(ncclComm_t comm, const char* what) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(257);
+  b.fill(s);
+  const ncclResult_t rc = ncclAllReduce(b.send, b.recv, 257, ncclFloat, ncclSum, comm, s);
+  report(what, rc, b.sum(s, 257));
+  cudaStreamDestroy(s);
+}
+
+// Waits for a non-blocking communicator to be ready.
+ncclResult_t wait_ready(ncclComm_t comm) {
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) {
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return ncclInternalError;
+    if (state == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return state;
+}
+
+int mode_inits(ncclComm_t world) {
+  // Non-blocking split: returns at once, ready later.
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclComm_t nb = nullptr;
+  ncclResult_t rc = ncclCommSplit(world, 0, g_rank, &nb, &cfg);
+  if (rc == ncclInProgress) rc = wait_ready(nb);
+  report("nonblocking_split", rc, 0);
+  if (rc == ncclSuccess) reduce_on(nb, "nonblocking_reduce");
+
+  // Shrink: every rank but the last keeps going.
+  int last = g_world - 1;
+  if (g_rank != last) {
+    ncclComm_t shrunk = nullptr;
+    rc = ncclCommShrink(world, &last, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
+    report("shrink", rc, 0);
+    if (rc == ncclSuccess) {
+      reduce_on(shrunk, "shrunk_reduce");
+      ncclCommDestroy(shrunk);
+    }
+  }
+
+  // InitRankScalable with the launcher's id (NCCL_COMM_ID: the same on every rank).
+  ncclUniqueId id;
+  rc = ncclGetUniqueId(&id);
+  ncclComm_t scalable = nullptr;
+  if (rc == ncclSuccess) rc = ncclCommInitRankScalable(&scalable, g_world, g_rank, 1, &id, nullptr);
+  report("scalable", rc, 0);
+  if (rc == ncclSuccess) {
+    reduce_on(scalable, "scalable_reduce");
+    ncclCommDestroy(scalable);
+  }
+
+  // InitAll: a private 2-GPU communicator in each process, driven as one group.
+  int devs[2] = {0, 1};
+  ncclComm_t local[2] = {nullptr, nullptr};
+  rc = ncclCommInitAll(local, 2, devs);
+  report("init_all", rc, 0);
+  if (rc == ncclSuccess) {
+    cudaStream_t s[2];
+    float* buf[2];
+    for (int d = 0; d < 2; ++d) {
+      check_cuda(cudaSetDevice(d), "cudaSetDevice");
+      check_cuda(cudaStreamCreate(&s[d]), "cudaStreamCreate");
+      check_cuda(cudaMalloc(&buf[d], 64 * sizeof(float)), "cudaMalloc");
+      check_cuda(cudaMemsetAsync(buf[d], 0, 64 * sizeof(float), s[d]), "memset");
+    }
+    ncclGroupStart();
+    for (int d = 0; d < 2; ++d)
+      ncclAllReduce(buf[d], buf[d], 64, ncclFloat, ncclSum, local[d], s[d]);
+    rc = ncclGroupEnd();
+    for (int d = 0; d < 2; ++d) check_cuda(cudaStreamSynchronize(s[d]), "sync");
+    report("init_all_reduce", rc, 0);
+    for (int d = 0; d < 2; ++d) ncclCommDestroy(local[d]);
+  }
+  if (nb != nullptr) ncclCommDestroy(nb);
+  return 0;
 }
 
 int mode_ops(ncclComm_t comm) {
@@ -243,7 +325,8 @@ int mode_fork(ncclComm_t comm, int ops, int forks) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: probe_test_app init|ops|loop N|hang R N|threads T K|fork K [F]\n");
+    std::fprintf(stderr,
+                 "usage: probe_test_app init|inits|ops|loop N|hang R N|threads T K|fork K [F]\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -254,6 +337,8 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (mode == "init")
     rc = 0;
+  else if (mode == "inits")
+    rc = mode_inits(comm);
   else if (mode == "ops")
     rc = mode_ops(comm);
   else if (mode == "loop")

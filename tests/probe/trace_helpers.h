@@ -73,6 +73,7 @@ struct Paths {
   static std::string app() { return RINGSIDE_TEST_APP; }
   static std::string train() { return RINGSIDE_TEST_TRAIN; }
   static std::string ringside() { return RINGSIDE_TEST_RINGSIDE; }
+  static std::string nccl_bench() { return RINGSIDE_TEST_NCCL_BENCH; }
   static std::string sim_env() {
     return std::string("LD_LIBRARY_PATH=") + RINGSIDE_TEST_SIM_LIB_DIR;
   }
