@@ -30,6 +30,21 @@ std::vector<std::string> simrun(int n, std::vector<std::string> program) {
   return argv;
 }
 
+// Runs `program` on `n` ranks without and then with the probe (traces into
+// `dir`).  The job must succeed both times and, when `same_output`, print the
+// same lines.  Returns the traces.
+std::vector<RankTrace> traced_run(int n, const std::vector<std::string>& program,
+                                  const std::string& dir, bool same_output) {
+  const Exit plain = run(simrun(n, program), {Paths::sim_env()});
+  const Exit probed = run(simrun(n, program), probe_env(dir));
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(probed.status, 0) << probed.err;
+  if (same_output) {
+    EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  }
+  return load_traces(dir);
+}
+
 // Checks that every communicator's collectives have seq 0..n-1 on each rank
 // and the same per-comm counts, kinds and sizes on all member ranks.
 void expect_aligned(const std::vector<RankTrace>& traces) {
@@ -137,11 +152,7 @@ TEST(ProbeOnSim, ExampleUnchangedAndEveryOpTraced) {
   const std::string dir = make_temp_dir("train");
   const std::vector<std::string> program{Paths::train(), "--steps", "4", "--buckets", "5",
                                          "--log-every",  "0"};
-  const Exit plain = run(simrun(8, program), {Paths::sim_env()});
-  const Exit probed = run(simrun(8, program), probe_env(dir));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  EXPECT_EQ(probed.status, 0) << probed.err;
-  const auto traces = load_traces(dir);
+  const auto traces = traced_run(8, program, dir, false);  // timings differ
   ASSERT_EQ(traces.size(), 8u);
   for (const auto& t : traces) {
     EXPECT_FALSE(t.ops.empty());
@@ -166,11 +177,7 @@ TEST(ProbeOnSim, ExampleWithTensorAndPipelineGroups) {
   const std::vector<std::string> program{
       Paths::train(), "--steps", "3",           "--tp", "2", "--pp", "2",
       "--compute-ms", "5",       "--log-every", "0"};
-  const Exit plain = run(simrun(8, program), {Paths::sim_env()});
-  const Exit probed = run(simrun(8, program), probe_env(dir));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  EXPECT_EQ(probed.status, 0) << probed.err;
-  const auto traces = load_traces(dir);
+  const auto traces = traced_run(8, program, dir, false);  // timings differ
   ASSERT_EQ(traces.size(), 8u);
   for (const auto& t : traces) {
     EXPECT_GE(t.comms.size(), 3u) << "world plus split groups";
@@ -193,12 +200,7 @@ TEST(ProbeOnSim, ExampleWithTensorAndPipelineGroups) {
 TEST(ProbeOnSim, EveryKindOfCommunicatorIsTraced) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("inits");
-  const Exit plain = run(simrun(2, {Paths::app(), "inits"}), {Paths::sim_env()});
-  const Exit probed = run(simrun(2, {Paths::app(), "inits"}), probe_env(dir));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  EXPECT_EQ(probed.status, 0) << probed.err;
-  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
-  const auto traces = load_traces(dir);
+  const auto traces = traced_run(2, {Paths::app(), "inits"}, dir, true);
   ASSERT_EQ(traces.size(), 2u);
   for (const auto& t : traces) {
     const bool shrinks = t.meta.rank == 0;  // the last rank is excluded from the shrink
@@ -277,12 +279,7 @@ TEST(ProbeOnSim, EveryCollectiveTypeAndOpStaysCorrectUnderTheProbe) {
 TEST(ProbeOnSim, ConcurrentThreadsOnTheirOwnCommunicators) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("threads");
-  const Exit plain = run(simrun(2, {Paths::app(), "threads", "4", "25"}), {Paths::sim_env()});
-  const Exit probed = run(simrun(2, {Paths::app(), "threads", "4", "25"}), probe_env(dir));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  EXPECT_EQ(probed.status, 0) << probed.err;
-  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
-  const auto traces = load_traces(dir);
+  const auto traces = traced_run(2, {Paths::app(), "threads", "4", "25"}, dir, true);
   ASSERT_EQ(traces.size(), 2u);
   for (const auto& t : traces) {
     const auto by_comm = t.ops_by_comm();
