@@ -1,5 +1,6 @@
 #include "cuda_bridge.h"
 
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <mutex>
@@ -16,6 +17,7 @@ struct Bridge {
   decltype(&ringsim_current_device) current_device = nullptr;
   decltype(&ringsim_device_local_gpu) local_gpu = nullptr;
   decltype(&ringsim_device_slow_factor) slow_factor = nullptr;
+  CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   int (*mem_alloc)(unsigned long long*, size_t) = nullptr;
   int (*mem_free)(unsigned long long) = nullptr;
   std::string error;
@@ -35,6 +37,7 @@ const Bridge& bridge() {
     r.local_gpu = reinterpret_cast<decltype(r.local_gpu)>(dlsym(lib, "ringsim_device_local_gpu"));
     r.slow_factor =
         reinterpret_cast<decltype(r.slow_factor)>(dlsym(lib, "ringsim_device_slow_factor"));
+    r.is_capturing = reinterpret_cast<decltype(r.is_capturing)>(dlsym(lib, "cuStreamIsCapturing"));
     r.mem_alloc = reinterpret_cast<decltype(r.mem_alloc)>(dlsym(lib, "cuMemAlloc_v2"));
     r.mem_free = reinterpret_cast<decltype(r.mem_free)>(dlsym(lib, "cuMemFree_v2"));
     if (!r.enqueue || !r.current_device || !r.local_gpu || !r.slow_factor) {
@@ -71,6 +74,14 @@ ncclResult_t stream_stall_after_queued(cudaStream_t stream) {
       reinterpret_cast<CUstream_st*>(stream), [](void*) {}, nullptr,
       RINGSIM_TASK_NO_STRETCH | RINGSIM_TASK_STALL_GATE);
   return rc == 0 ? ncclSuccess : fail(ncclUnhandledCudaError, "cannot stall the stream");
+}
+
+bool stream_capturing(cudaStream_t stream) {
+  const Bridge& b = bridge();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return b.error.empty() && b.is_capturing != nullptr &&
+         b.is_capturing(reinterpret_cast<CUstream>(stream), &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 int current_device() {

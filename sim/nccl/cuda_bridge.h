@@ -15,6 +15,8 @@ ncclResult_t stream_enqueue(cudaStream_t stream, StreamTask fn, void* arg);
 // The `stall` fault: the device hangs once it has run everything enqueued so far
 // (an event record enqueued next still completes; see RINGSIM_TASK_STALL_GATE).
 ncclResult_t stream_stall_after_queued(cudaStream_t stream);
+// True while `stream` is being captured into a CUDA graph.
+bool stream_capturing(cudaStream_t stream);
 // The device the calling thread has made current (0 if none).
 int current_device();
 // The node-local GPU index of a CUDA device ordinal.

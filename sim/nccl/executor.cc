@@ -4,6 +4,7 @@
 
 #include "algorithms.h"
 #include "cuda_bridge.h"
+#include "group.h"
 #include "last_error.h"
 #include "op_run.h"
 #include "pacing.h"
@@ -81,14 +82,27 @@ void run_task(Task& task) {
   }
 }
 
+void run_and_finish(Task& task) {
+  try {
+    run_task(task);
+  } catch (const OpFailed& f) {
+    if (f.code == ncclRemoteError) hang_until_released(*task.comm);
+  }
+  task.comm->op_finished();
+}
+
 void task_entry(void* arg) {
   std::unique_ptr<Task> task(static_cast<Task*>(arg));
-  try {
-    run_task(*task);
-  } catch (const OpFailed& f) {
-    if (f.code == ncclRemoteError) hang_until_released(*task->comm);
-  }
-  task->comm->op_finished();
+  run_and_finish(*task);
+}
+
+// An op captured into a CUDA graph runs at every launch of the graph: `arg` is a
+// template, numbered afresh each time (every rank launches its graphs in the same order).
+void replay_entry(void* arg) {
+  Task task = *static_cast<const Task*>(arg);
+  for (OpDesc& op : task.ops) number_op(*task.comm, op);
+  task.comm->op_started();
+  run_and_finish(task);
 }
 
 }  // namespace
@@ -101,6 +115,11 @@ const char* func_name(Func f) {
 }
 
 ncclResult_t launch_task(std::unique_ptr<Task> task, cudaStream_t stream) {
+  if (stream_capturing(stream)) {
+    // Kept for as long as the graph may be launched, i.e. never freed.
+    Task* captured = task.release();
+    return stream_enqueue(stream, &replay_entry, captured);
+  }
   std::shared_ptr<Comm> comm = task->comm;
   comm->op_started();
   Task* raw = task.release();

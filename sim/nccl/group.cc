@@ -62,24 +62,26 @@ void stop_forever(const Comm& comm, int64_t next_op) {
   for (;;) pause();
 }
 
+void number_op(Comm& comm, OpDesc& op) {
+  std::lock_guard<std::mutex> lock(comm.issue_mu);
+  op.op_index = comm.op_count++;
+  switch (op.func) {
+    case Func::kSend:
+      op.seq = comm.send_seq[op.root]++;
+      break;
+    case Func::kRecv:
+      op.seq = comm.recv_seq[op.root]++;
+      break;
+    default:
+      op.seq = comm.coll_seq++;
+      break;
+  }
+}
+
 ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t stream) {
   bool stall = false;
   bool stop_after = false;
-  {
-    std::lock_guard<std::mutex> lock(comm->issue_mu);
-    op.op_index = comm->op_count++;
-    switch (op.func) {
-      case Func::kSend:
-        op.seq = comm->send_seq[op.root]++;
-        break;
-      case Func::kRecv:
-        op.seq = comm->recv_seq[op.root]++;
-        break;
-      default:
-        op.seq = comm->coll_seq++;
-        break;
-    }
-  }
+  number_op(*comm, op);
   const Cluster& c = cluster();
   if (const OpFault* f = c.op_fault(OpFaultKind::kCrash, comm->global_rank, comm->comm_index);
       f && f->op == op.op_index) {

@@ -16,6 +16,9 @@ namespace ringside::sim::nccl {
 // Validated op from an API call: numbered, checked against faults, then enqueued
 // now or held by the current group.
 ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t stream);
+// Gives an op its index and sequence number on the communicator (at issue, and again at
+// each launch of a CUDA graph that captured it).
+void number_op(Comm& comm, OpDesc& op);
 
 ncclResult_t group_start();
 ncclResult_t group_end();

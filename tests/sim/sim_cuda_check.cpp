@@ -171,7 +171,7 @@ void check_events() {
   CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   expect(cuStreamIsCapturing(reinterpret_cast<CUstream>(s), &cs) == CUDA_SUCCESS &&
              cs == CU_STREAM_CAPTURE_STATUS_NONE,
-         "never capturing");
+         "not capturing");
   const char* name = nullptr;
   expect(cuGetErrorName(CUDA_ERROR_NOT_READY, &name) == CUDA_SUCCESS &&
              std::strcmp(name, "CUDA_ERROR_NOT_READY") == 0,
@@ -180,6 +180,66 @@ void check_events() {
   cuEventDestroy(d2);
   for (cudaEvent_t e : {e1, e2, e3, nt}) cudaEventDestroy(e);
   cudaStreamDestroy(s);
+}
+
+void add_one(void* arg) {
+  ++*static_cast<int*>(arg);
+}
+
+// Capture records work instead of running it; each launch runs it again.  An unsafe call
+// (here an event query) from another thread in global mode invalidates a global capture;
+// the same call in thread-local mode does not.
+void check_capture() {
+  cudaStream_t s, other;
+  cudaStreamCreate(&s);
+  cudaStreamCreate(&other);
+  cudaEvent_t ev;
+  cudaEventCreate(&ev);
+  cudaEventRecord(ev, other);
+  cudaStreamSynchronize(other);
+  int count = 0;
+  expect(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture");
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  expect(cudaStreamIsCapturing(s, &st) == cudaSuccess && st == cudaStreamCaptureStatusActive,
+         "capturing");
+  cudaLaunchHostFunc(s, add_one, &count);
+  cudaLaunchHostFunc(s, add_one, &count);
+  std::thread([&] {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeThreadLocal;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    expect(cudaEventQuery(ev) == cudaSuccess, "a thread-local thread may query during capture");
+  }).join();
+  cudaGraph_t g = nullptr;
+  expect(cudaStreamEndCapture(s, &g) == cudaSuccess && g != nullptr, "end capture");
+  expect(count == 0, "captured work does not run");
+  cudaGraphExec_t exec = nullptr;
+  expect(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess, "instantiate");
+  cudaGraphLaunch(exec, s);
+  cudaGraphLaunch(exec, s);
+  cudaStreamSynchronize(s);
+  expect(count == 4, "each launch runs the captured work");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaLaunchHostFunc(s, add_one, &count);
+  std::thread([&] {
+    expect(cudaEventQuery(ev) == cudaErrorStreamCaptureUnsupported,
+           "a global-mode thread may not query during a global capture");
+  }).join();
+  expect(cudaStreamIsCapturing(s, &st) == cudaSuccess && st == cudaStreamCaptureStatusInvalidated,
+         "...which invalidates the capture");
+  g = nullptr;
+  expect(cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && g == nullptr,
+         "an invalidated capture ends with an error");
+
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  expect(cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported,
+         "waiting for a capturing stream is refused");
+  cudaStreamEndCapture(s, &g);
+  cudaEventDestroy(ev);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(other);
 }
 
 void check_not_supported() {
@@ -219,6 +279,7 @@ int main(int argc, char** argv) {
   check_devices();
   check_memory_and_streams();
   check_events();
+  check_capture();
   check_not_supported();
   std::printf("%d failures\n", g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "devices.h"
+#include "capture.h"
 #include "driver_state.h"
 #include "sim_ids.h"
 
@@ -263,6 +264,7 @@ CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id) {
 
 CUresult cuCtxSynchronize() {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   int dev = 0;
   if (CUresult r = current_device(&dev); r != CUDA_SUCCESS) return r;
   synchronize_device(dev);
@@ -273,6 +275,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   if (ctx == nullptr) return cuCtxSynchronize();
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!valid_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   synchronize_device(ctx->device);
   return CUDA_SUCCESS;
 }

@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include "capture.h"
 #include "driver_state.h"
 #include "event.h"
 #include "sim_internal.h"
@@ -75,6 +76,7 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent ev, CUstream h, unsigned int flags)
 CUresult cuEventQuery(CUevent ev) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!valid_event(ev)) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   auto rec = latest(ev);
   if (!rec) return CUDA_SUCCESS;  // never recorded counts as complete
   return rec->stream->done(rec->seq) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -83,6 +85,7 @@ CUresult cuEventQuery(CUevent ev) {
 CUresult cuEventSynchronize(CUevent ev) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!valid_event(ev)) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   auto rec = latest(ev);
   if (rec) rec->stream->wait(rec->seq);
   return CUDA_SUCCESS;

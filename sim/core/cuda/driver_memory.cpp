@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include "capture.h"
 #include "driver_state.h"
 #include "memory.h"
 
@@ -54,6 +55,7 @@ extern "C" {
 CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t bytes) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   int dev = 0;
   if (CUresult r = current_device(&dev); r != CUDA_SUCCESS) return r;
   const Device& d = devices()[static_cast<size_t>(dev)];
@@ -67,6 +69,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t bytes) {
 CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (p == 0) return CUDA_SUCCESS;
+  if (CUresult r = check_capture_safe(); r != CUDA_SUCCESS) return r;
   Allocation a;
   if (!find_allocation(ptr(p), &a) || a.base != ptr(p) || a.kind != MemKind::kDevice)
     return CUDA_ERROR_INVALID_VALUE;

@@ -1,7 +1,8 @@
-// Driver API: streams, host functions, stream capture queries (never capturing).
+// Driver API: streams, host functions, stream capture queries (capture itself: capture.cpp).
 // Each entry point with a _ptsz twin differs only in what stream handle 0 means.
 #include <cuda.h>
 
+#include "capture.h"
 #include "driver_state.h"
 #include "event.h"
 #include "sim_internal.h"
@@ -15,9 +16,20 @@ CUresult stream_of(CUstream h, bool ptsz, std::shared_ptr<StreamCore>* s) {
   return resolve_stream(h, ptsz, s);
 }
 
+// Waiting for a capturing stream is illegal (its work is not running) and
+// invalidates the capture; other waits are potentially unsafe calls.
+CUresult check_wait(StreamCore& s) {
+  if (std::shared_ptr<CaptureSeq> seq = s.capture()) {
+    seq->invalidated.store(true);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return check_capture_safe();
+}
+
 CUresult stream_synchronize(CUstream h, bool ptsz) {
   std::shared_ptr<StreamCore> s;
   if (CUresult r = stream_of(h, ptsz, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_wait(*s); r != CUDA_SUCCESS) return r;
   s->wait(s->last_enqueued());
   return CUDA_SUCCESS;
 }
@@ -25,6 +37,7 @@ CUresult stream_synchronize(CUstream h, bool ptsz) {
 CUresult stream_query(CUstream h, bool ptsz) {
   std::shared_ptr<StreamCore> s;
   if (CUresult r = stream_of(h, ptsz, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_wait(*s); r != CUDA_SUCCESS) return r;
   return s->done(s->last_enqueued()) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -64,15 +77,19 @@ CUresult capture_status(CUstream h, bool ptsz, CUstreamCaptureStatus* status) {
   std::shared_ptr<StreamCore> s;
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = stream_of(h, ptsz, &s); r != CUDA_SUCCESS) return r;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;  // the sim has no graphs, so never capturing
+  *status = capture_status_of(*s, nullptr);
   return CUDA_SUCCESS;
 }
 
 CUresult capture_info(CUstream h, bool ptsz, CUstreamCaptureStatus* status, cuuint64_t* id,
                       CUgraph* graph, const CUgraphNode** deps, const CUgraphEdgeData** edges,
                       size_t* ndeps) {
-  if (CUresult r = capture_status(h, ptsz, status); r != CUDA_SUCCESS) return r;
-  if (id != nullptr) *id = 0;
+  std::shared_ptr<StreamCore> s;
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = stream_of(h, ptsz, &s); r != CUDA_SUCCESS) return r;
+  uint64_t capture_id = 0;
+  *status = capture_status_of(*s, &capture_id);
+  if (id != nullptr) *id = capture_id;
   if (graph != nullptr) *graph = nullptr;
   if (deps != nullptr) *deps = nullptr;
   if (edges != nullptr) *edges = nullptr;

@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
 
+#include "capture.h"
 #include "sim_internal.h"
 
 namespace ringside::sim {
@@ -42,10 +44,32 @@ std::shared_ptr<StreamCore> StreamCore::create(int device, unsigned flags, int p
 
 uint64_t StreamCore::enqueue(Task task) {
   std::lock_guard<std::mutex> lk(mu_);
+  if (capture_) {
+    task.deps.clear();  // a graph's work is ordered by its launch stream
+    capture_->record(std::move(task));
+    return enqueued_;
+  }
   queue_.push_back(std::move(task));
   ++enqueued_;
   work_cv_.notify_one();
   return enqueued_;
+}
+
+bool StreamCore::begin_capture(std::shared_ptr<CaptureSeq> seq) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (capture_) return false;
+  capture_ = std::move(seq);
+  return true;
+}
+
+std::shared_ptr<CaptureSeq> StreamCore::end_capture() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return std::exchange(capture_, nullptr);
+}
+
+std::shared_ptr<CaptureSeq> StreamCore::capture() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return capture_;
 }
 
 uint64_t StreamCore::last_enqueued() {
@@ -112,7 +136,7 @@ void StreamCore::run() {
 uint64_t submit(const std::shared_ptr<StreamCore>& s, std::function<void()> fn, unsigned flags,
                 std::vector<StreamDep> extra_deps) {
   Task t{std::move(fn), flags, std::move(extra_deps)};
-  if (!s->blocking()) return s->enqueue(std::move(t));
+  if (!s->blocking() || s->capture()) return s->enqueue(std::move(t));
   DeviceStreams& reg = registry(s->device());
   std::lock_guard<std::mutex> lk(reg.mu);
   if (s->kind() == StreamKind::kLegacy) {

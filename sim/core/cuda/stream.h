@@ -17,6 +17,7 @@
 namespace ringside::sim {
 
 class StreamCore;
+struct CaptureSeq;
 
 struct StreamDep {
   std::shared_ptr<StreamCore> stream;
@@ -48,7 +49,13 @@ class StreamCore {
   }
   uint64_t id() const { return id_; }
 
-  uint64_t enqueue(Task task);  // returns the task's sequence number (from 1)
+  // Returns the task's sequence number (from 1).  While the stream captures, the task is
+  // recorded into the capture instead, and the number of the last real task is returned.
+  uint64_t enqueue(Task task);
+  // Stream capture (capture.h): false if the stream is already capturing.
+  bool begin_capture(std::shared_ptr<CaptureSeq> seq);
+  std::shared_ptr<CaptureSeq> end_capture();  // nullptr if it was not capturing
+  std::shared_ptr<CaptureSeq> capture();      // the ongoing capture, or nullptr
   uint64_t last_enqueued();
   bool done(uint64_t seq);
   void wait(uint64_t seq);
@@ -67,6 +74,7 @@ class StreamCore {
   std::deque<Task> queue_;
   uint64_t enqueued_ = 0, completed_ = 0;
   bool retired_ = false;
+  std::shared_ptr<CaptureSeq> capture_;
   // Worker thread only: a RINGSIM_TASK_STALL_GATE was passed; one event record may still run.
   bool stalled_ = false;
   bool stall_event_used_ = false;

@@ -36,6 +36,14 @@ cudaError_t to_runtime(CUresult r) {
       return cudaErrorNotReady;
     case CUDA_ERROR_NOT_SUPPORTED:
       return cudaErrorNotSupported;
+    case CUDA_ERROR_ILLEGAL_STATE:
+      return cudaErrorIllegalState;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+      return cudaErrorStreamCaptureUnsupported;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+      return cudaErrorStreamCaptureInvalidated;
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+      return cudaErrorStreamCaptureWrongThread;
     default:
       return cudaErrorUnknown;
   }

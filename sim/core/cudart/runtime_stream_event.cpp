@@ -42,10 +42,11 @@ cudaError_t capture_info(CUstream s, cudaStreamCaptureStatus* status, unsigned l
   if (status == nullptr) return finish(cudaErrorInvalidValue);
   return with_ctx([&] {
     CUstreamCaptureStatus st;
-    CUresult r = cuStreamIsCapturing(s, &st);
+    cuuint64_t capture_id = 0;
+    CUresult r = cuStreamGetCaptureInfo(s, &st, &capture_id);
     if (r != CUDA_SUCCESS) return r;
-    *status = cudaStreamCaptureStatusNone;  // the sim never captures
-    if (id != nullptr) *id = 0;
+    *status = static_cast<cudaStreamCaptureStatus>(st);
+    if (id != nullptr) *id = capture_id;
     if (graph != nullptr) *graph = nullptr;
     if (deps != nullptr) *deps = nullptr;
     if (edges != nullptr) *edges = nullptr;
@@ -131,6 +132,45 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t s, cudaStreamCaptureStatu
                                           const cudaGraphNode_t** deps,
                                           const cudaGraphEdgeData** edges, size_t* ndeps) {
   return capture_info(per_thread(s), status, id, graph, deps, edges, ndeps);
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode) {
+  return with_ctx(
+      [&] { return cuStreamBeginCapture_v2(s, static_cast<CUstreamCaptureMode>(mode)); });
+}
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t s, cudaStreamCaptureMode mode) {
+  return with_ctx([&] {
+    return cuStreamBeginCapture_v2(per_thread(s), static_cast<CUstreamCaptureMode>(mode));
+  });
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
+  return with_ctx([&] { return cuStreamEndCapture(s, graph); });
+}
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t* graph) {
+  return with_ctx([&] { return cuStreamEndCapture(per_thread(s), graph); });
+}
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  return finish(cuThreadExchangeStreamCaptureMode(reinterpret_cast<CUstreamCaptureMode*>(mode)));
+}
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                          unsigned long long flags) {
+  return with_ctx([&] { return cuGraphInstantiateWithFlags(exec, graph, flags); });
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags) {
+  return cudaGraphInstantiateWithFlags(exec, graph, flags);
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+  return with_ctx([&] { return cuGraphLaunch(exec, s); });
+}
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t s) {
+  return with_ctx([&] { return cuGraphLaunch(exec, per_thread(s)); });
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return finish(cuGraphDestroy(graph));
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  return finish(cuGraphExecDestroy(exec));
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
