@@ -182,6 +182,7 @@ bool start_completer(Runtime& rt, std::string& error) {
   const bool ok = start_background_thread(
       [&rt] {
         t_in_probe = true;  // NCCL calls from this thread (none expected) go straight through
+        cuda_driver().leave_captures_alone();
         while (!rt.stopping.load(std::memory_order_acquire)) {
           complete_device_ops(rt, false);
           // Event timestamps come from the device, so polling latency only

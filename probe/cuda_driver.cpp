@@ -29,6 +29,7 @@ CudaDriver load() {
   resolve(lib, d.cuEventSynchronize, {"cuEventSynchronize"});
   resolve(lib, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   resolve(lib, d.cuGetErrorString, {"cuGetErrorString"});
+  resolve(lib, d.cuThreadExchangeStreamCaptureMode, {"cuThreadExchangeStreamCaptureMode"});
   if (d.cuInit == nullptr) {
     d.error = "libcuda.so.1 has no cuInit";
     return d;
@@ -48,6 +49,12 @@ bool CudaDriver::can_time() const {
   return loaded && cuStreamGetCtx && cuCtxGetCurrent && cuCtxSetCurrent && cuEventCreate &&
          cuEventDestroy && cuEventRecord && cuEventQuery && cuEventSynchronize &&
          cuEventElapsedTime && cuStreamCreate && cuStreamIsCapturing;
+}
+
+void CudaDriver::leave_captures_alone() const {
+  if (!loaded || cuThreadExchangeStreamCaptureMode == nullptr) return;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+  cuThreadExchangeStreamCaptureMode(&mode);
 }
 
 const CudaDriver& cuda_driver() {

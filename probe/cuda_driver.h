@@ -33,9 +33,15 @@ struct CudaDriver {
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode*) = nullptr;
 
   // Whether everything device timing needs is present.
   bool can_time() const;
+  // For the probe's own threads, which never capture: puts the calling thread in
+  // thread-local capture mode, so that its event queries and waits can never
+  // invalidate a CUDA graph the application is capturing on another thread (in
+  // global mode they would).
+  void leave_captures_alone() const;
 };
 
 // Loads once; later calls return the same table.  Never throws.

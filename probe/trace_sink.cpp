@@ -37,6 +37,7 @@ class TraceSink {
 
   void run() {
     t_in_probe = true;
+    cuda_driver().leave_captures_alone();
     int64_t next_flush = now_ns() + interval_ns();
     for (;;) {
       const int64_t now = now_ns();

@@ -276,6 +276,34 @@ TEST(ProbeOnSim, EveryCollectiveTypeAndOpStaysCorrectUnderTheProbe) {
   }
 }
 
+// All-reduces captured into a CUDA graph (global capture mode) while an earlier
+// all-reduce is still running, so the probe's completion thread polls its events
+// during the capture: the capture must succeed and the graph give the same result
+// as without the probe.  The captured calls are recorded, flagged, without device
+// times (the graph's launches run them later, out of the probe's sight).
+TEST(ProbeOnSim, GraphCaptureIsNeverBroken) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("graph");
+  const auto traces = traced_run(2, {Paths::app(), "graph", "3", "2"}, dir, true);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const auto& t : traces) {
+    ASSERT_EQ(t.ops.size(), 4u) << t.path << ": the early all-reduce and 3 captured ones";
+    size_t captured = 0;
+    for (const auto& o : t.ops) {
+      EXPECT_EQ(o.status, static_cast<uint8_t>(trace::OpStatus::kComplete)) << t.path;
+      if (o.flags & trace::kFlagGraphCapture) {
+        ++captured;
+        EXPECT_FALSE(o.flags & trace::kFlagDeviceTimed) << t.path;
+        EXPECT_EQ(o.t_dev_start_ns, trace::kUnknownTime) << t.path;
+      } else {
+        EXPECT_TRUE(o.flags & trace::kFlagDeviceTimed) << t.path << ": the early all-reduce";
+      }
+    }
+    EXPECT_EQ(captured, 3u) << t.path;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ProbeOnSim, ConcurrentThreadsOnTheirOwnCommunicators) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("threads");

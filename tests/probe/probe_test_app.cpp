@@ -5,6 +5,8 @@
 //
 //   probe_test_app init           only the world communicator, then exit at once
 //   probe_test_app inits          non-blocking split, shrink, InitAll, InitRankScalable
+//   probe_test_app graph K L      K all-reduces captured into a CUDA graph, launched L times,
+//                                 while an earlier all-reduce is still running on another stream
 //   probe_test_app ops            every collective, send/recv, split, error returns
 //   probe_test_app loop N         all-reduces forever, "ready" after N
 //   probe_test_app hang R N       rank R stops before op N of the world comm
@@ -175,6 +177,41 @@ int mode_inits(ncclComm_t world) {
   return 0;
 }
 
+int mode_graph(ncclComm_t comm, int ops, int launches) {
+  cudaStream_t busy, s;
+  check_cuda(cudaStreamCreate(&busy), "cudaStreamCreate");
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers early(4096), b(257);
+  early.fill(busy);
+  b.fill(s);
+  // An all-reduce still running while this thread captures (it waits behind 300 ms of
+  // host work on its stream): a tracer polling its completion must not break the capture.
+  check_cuda(cudaLaunchHostFunc(
+                 busy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); },
+                 nullptr),
+             "cudaLaunchHostFunc");
+  report("early", ncclAllReduce(early.send, early.recv, 4096, ncclFloat, ncclSum, comm, busy), 0);
+  check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  ncclResult_t captured = ncclSuccess;
+  for (int i = 0; i < ops; ++i) {
+    const ncclResult_t rc = ncclAllReduce(b.send, b.recv, 257, ncclFloat, ncclSum, comm, s);
+    if (captured == ncclSuccess) captured = rc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // host work during capture
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(s, &graph);
+  report("captured", captured, static_cast<double>(end));
+  report("early_done", ncclSuccess, early.sum(busy, 4096));
+  if (end != cudaSuccess) return 1;
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int l = 0; l < launches; ++l) check_cuda(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+  report("graph", ncclSuccess, b.sum(s, 257));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return 0;
+}
+
 int mode_ops(ncclComm_t comm) {
   cudaStream_t s;
   check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
@@ -325,8 +362,9 @@ int mode_fork(ncclComm_t comm, int ops, int forks) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: probe_test_app init|inits|ops|loop N|hang R N|threads T K|fork K [F]\n");
+    std::fprintf(
+        stderr,
+        "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork K [F]\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -339,6 +377,8 @@ int main(int argc, char** argv) {
     rc = 0;
   else if (mode == "inits")
     rc = mode_inits(comm);
+  else if (mode == "graph")
+    rc = mode_graph(comm, static_cast<int>(arg(2, 3)), static_cast<int>(arg(3, 2)));
   else if (mode == "ops")
     rc = mode_ops(comm);
   else if (mode == "loop")
