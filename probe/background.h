@@ -1,6 +1,7 @@
 // Entry points of the probe's background threads and process-lifecycle hooks.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ringside::probe {
@@ -23,6 +24,10 @@ void register_exit_flush();
 void remember_trace_file(const std::string& path);
 
 // Completes what can be completed now (final pass at shutdown; completer thread).
-void complete_device_ops(Runtime& rt, bool final_pass);
+struct CompletionPass {
+  uint64_t completed = 0;    // ops this pass completed
+  bool outstanding = false;  // ops still running (or still being issued)
+};
+CompletionPass complete_device_ops(Runtime& rt, bool final_pass);
 
 }  // namespace ringside::probe

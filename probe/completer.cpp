@@ -22,6 +22,16 @@ namespace {
 constexpr int64_t kReanchorNs = 2'000'000'000;
 constexpr int64_t kAbandonGraceNs = 2'000'000'000;  // after destroy/abort, stop waiting
 constexpr int64_t kWatchdogPeriodNs = 100'000'000;
+// Polling periods: event timestamps come from the device, so polling only decides
+// when an op leaves the ring, not its recorded times.  Waking rarely keeps the
+// probe's CPU use small (it shares the cores with the job's own threads).
+constexpr int64_t kPollBurstNs = 1'000'000;  // the last pass completed many ops
+constexpr int64_t kPollBusyNs = 5'000'000;   // some op still on the device
+constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding
+constexpr uint64_t kBurstOps = 64;
+// Completed ops wait in the rings until the writer takes them: past this many
+// since its last wake-up, the writer is woken early so that rings never fill.
+constexpr uint64_t kWakeWriterOps = 1024;
 
 struct ContextClock {
   CUcontext ctx = nullptr;
@@ -156,25 +166,32 @@ void watchdog(Runtime& rt, ThreadState& ts, OpSlot& slot, uint32_t state, int64_
 
 }  // namespace
 
-void complete_device_ops(Runtime& rt, bool final_pass) {
+CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
   static int64_t last_watchdog = 0;
   const int64_t now = now_ns();
   const bool check_watchdog = now - last_watchdog >= kWatchdogPeriodNs;
   if (check_watchdog) last_watchdog = now;
-  if (!rt.device_timing && !check_watchdog && !final_pass) return;
+  CompletionPass pass;
+  if (!rt.device_timing && !check_watchdog && !final_pass) return pass;
   const int64_t now_rel = now - rt.meta.clock_monotonic_ns;
   for (ThreadState* ts = rt.threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next) {
     const uint64_t head = ts->ring.head();
     for (uint64_t i = ts->ring.tail(); i < head; ++i) {
       OpSlot& slot = ts->ring.at(i);
       const uint32_t state = slot.state.load(std::memory_order_acquire);
-      if (state == kSlotDevicePending && try_complete(rt, slot, now, final_pass)) continue;
+      if (state == kSlotDevicePending && try_complete(rt, slot, now, final_pass)) {
+        ++pass.completed;
+        continue;
+      }
+      pass.outstanding = pass.outstanding || state == kSlotDevicePending ||
+                         state == kSlotHostPending || state == kSlotGroupDeferred;
       if (check_watchdog && (state == kSlotHostPending || state == kSlotGroupDeferred ||
                              state == kSlotDevicePending)) {
         watchdog(rt, *ts, slot, state, now_rel);
       }
     }
   }
+  return pass;
 }
 
 bool start_completer(Runtime& rt, std::string& error) {
@@ -183,12 +200,18 @@ bool start_completer(Runtime& rt, std::string& error) {
       [&rt] {
         t_in_probe = true;  // NCCL calls from this thread (none expected) go straight through
         cuda_driver().leave_captures_alone();
+        uint64_t unsignalled = 0;  // ops completed since the writer was last woken
         while (!rt.stopping.load(std::memory_order_acquire)) {
-          complete_device_ops(rt, false);
-          // Event timestamps come from the device, so polling latency only
-          // delays when an op leaves the ring, not its recorded times.
-          timespec ts{0, 2'000'000};
-          nanosleep(&ts, nullptr);
+          const CompletionPass pass = complete_device_ops(rt, false);
+          rt.completer_passes.fetch_add(1, std::memory_order_acq_rel);
+          unsignalled += pass.completed;
+          if (unsignalled >= kWakeWriterOps) {
+            rt.writer_wake.wake();
+            unsignalled = 0;
+          }
+          rt.completer_wake.wait(pass.completed >= kBurstOps ? kPollBurstNs
+                                 : pass.outstanding          ? kPollBusyNs
+                                                             : kPollIdleNs);
         }
         complete_device_ops(rt, true);
         rt.helper_threads_running.fetch_sub(1);

@@ -96,7 +96,17 @@ void shutdown(Runtime& rt, bool from_signal) {
   }
   int active = kStateActive;
   if (!g_state.compare_exchange_strong(active, kStateClosed)) return;  // disabled or failed already
+  if (from_signal) {
+    // One prompt completion pass, so that ops the device has finished are not left in
+    // /pending; bounded, since the completer may need a driver lock the interrupted
+    // thread holds.
+    const uint64_t before = rt.completer_passes.load();
+    rt.completer_wake.wake();
+    wait_for(
+        rt, [&] { return rt.completer_passes.load() >= before + 2; }, 200);
+  }
   rt.stopping.store(true);
+  rt.completer_wake.wake();
   // The completer makes its final pass over device events before it exits.
   // Bounded tighter than the flush: a thread stuck in the driver must not hold up the exit.
   if (!from_signal)

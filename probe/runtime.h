@@ -90,6 +90,9 @@ struct Runtime {
   std::atomic<bool> writer_finished{false};
   std::atomic<bool> stopping{false};           // background threads should exit
   std::atomic<int> helper_threads_running{0};  // completer + samplers
+  // Completion thread: woken for a prompt pass (shutdown); counts its passes.
+  Waker completer_wake;
+  std::atomic<uint64_t> completer_passes{0};
 };
 
 // The runtime once started, else nullptr.
