@@ -197,6 +197,7 @@ CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
 bool start_completer(Runtime& rt, std::string& error) {
   rt.helper_threads_running.fetch_add(1);  // before the thread runs: shutdown waits for it
   const bool ok = start_background_thread(
+      "ringside-events",
       [&rt] {
         t_in_probe = true;  // NCCL calls from this thread (none expected) go straight through
         cuda_driver().leave_captures_alone();

@@ -218,6 +218,7 @@ template <typename F>
 bool start_helper(Runtime& rt, F body, std::string& error) {
   rt.helper_threads_running.fetch_add(1);
   const bool ok = start_background_thread(
+      "ringside-gpu",
       [&rt, body] {
         t_in_probe = true;
         body();

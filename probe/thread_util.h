@@ -1,5 +1,6 @@
 // Starting the probe's background threads with every signal blocked, so
-// that process signals always land on application threads.
+// that process signals always land on application threads, and named
+// (`top -H`, gdb) so that users can tell them from their own.
 #pragma once
 
 #include <pthread.h>
@@ -11,15 +12,18 @@
 
 namespace ringside::probe {
 
+// `name`: at most 15 characters, e.g. "ringside-writer".
 template <typename F>
-bool start_background_thread(F&& body, std::string& error) {
+bool start_background_thread(const char* name, F&& body, std::string& error) {
   sigset_t all;
   sigset_t old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // the new thread inherits the mask
   bool ok = true;
   try {
-    std::thread(std::forward<F>(body)).detach();
+    std::thread t(std::forward<F>(body));
+    pthread_setname_np(t.native_handle(), name);
+    t.detach();
   } catch (const std::exception& e) {
     error = e.what();
     ok = false;

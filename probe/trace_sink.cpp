@@ -216,6 +216,7 @@ class TraceSink {
 
 bool start_writer(Runtime& rt, std::string& error) {
   return start_background_thread(
+      "ringside-writer",
       [&rt] {
         auto* sink = new TraceSink(rt);  // never freed: exit may race with its last use
         sink->run();
