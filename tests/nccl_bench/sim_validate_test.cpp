@@ -104,6 +104,23 @@ TEST_F(SimValidate, HealthyClusterPasses) {
   EXPECT_NE(r.out.find("# verdict: PASS"), std::string::npos) << r.out;
 }
 
+// An XID reported by NVML while the node is tested fails that node alone, whatever its
+// bandwidth.
+TEST_F(SimValidate, XidDuringTheTestFailsTheNode) {
+  const RunResult r = validate("xid_4x2.json", "--level quick");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = json();
+  EXPECT_EQ(j["verdict"], "fail");
+  for (const auto& n : j["nodes"]) {
+    const bool faulty = n["node"] == "node4";
+    EXPECT_EQ(n["status"], faulty ? "FAIL" : "PASS") << n.dump() << "\n" << r.out;
+    if (faulty) {
+      EXPECT_TRUE(any_reason_has(n, "XID 79")) << n.dump();
+    }
+  }
+  EXPECT_NE(r.out.find("scontrol update nodename=node4"), std::string::npos) << r.out;
+}
+
 TEST_F(SimValidate, BaselineFloorFailsEveryNodeBelowIt) {
   const std::string baseline = dir_ + "/baseline.json";
   std::ofstream(baseline)
