@@ -178,16 +178,16 @@ void on_exit_handler() {
 // inherit HDF5's global lock held by the writer, and HDF5's exit handler
 // would deadlock in the child.
 constexpr auto kForkGateWait = std::chrono::seconds(5);
-bool g_fork_holds_gate = false;  // written by the forking thread only
+thread_local bool t_fork_holds_gate = false;  // per forking thread: forks may overlap
 
 void on_fork_prepare() {
   Runtime* rt = runtime();
-  g_fork_holds_gate = rt != nullptr && rt->hdf5_gate.try_lock_for(kForkGateWait);
+  t_fork_holds_gate = rt != nullptr && rt->hdf5_gate.try_lock_for(kForkGateWait);
 }
 
 void on_fork_parent() {
-  if (g_fork_holds_gate) runtime()->hdf5_gate.unlock();
-  g_fork_holds_gate = false;
+  if (t_fork_holds_gate) runtime()->hdf5_gate.unlock();
+  t_fork_holds_gate = false;
 }
 
 void on_fork_child() {

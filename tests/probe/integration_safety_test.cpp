@@ -147,14 +147,15 @@ TEST(ProbeSafety, UnwritableDirectoryWarnsAndTheJobRunsUntraced) {
   std::filesystem::remove_all(base);
 }
 
-// Many forks while the writer flushes all the time: a child forked while the
-// writer was inside HDF5 used to deadlock in HDF5's exit handler, and the
-// parent waited for it forever.
+// Many forks, from several threads at once, while the writer flushes all the
+// time: a child forked while the writer was inside HDF5 used to deadlock in
+// HDF5's exit handler, and the parent waited for it forever.
 TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("fork");
   constexpr int kOps = 5;
-  constexpr int kForks = 200;
+  constexpr int kForks = 100;  // rounds
+  constexpr int kThreads = 4;  // forking at once in each round
   const std::vector<std::string> argv{Paths::simrun(),
                                       "-n",
                                       "2",
@@ -164,7 +165,8 @@ TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
                                       Paths::app(),
                                       "fork",
                                       std::to_string(kOps),
-                                      std::to_string(kForks)};
+                                      std::to_string(kForks),
+                                      std::to_string(kThreads)};
   const Exit plain = run(argv, {Paths::sim_env()}, 60);
   const Exit probed =
       run(argv, probe_env(dir, {"RINGSIDE_FLUSH_INTERVAL=0.05", "RINGSIDE_SAMPLE_HZ=10"}), 60);

@@ -11,7 +11,8 @@
 //   probe_test_app loop N         all-reduces forever, "ready" after N
 //   probe_test_app hang R N       rank R stops before op N of the world comm
 //   probe_test_app threads T K    T threads, each K all-reduces on its own split comm
-//   probe_test_app fork K [F]     K ops, then F times: fork (the child exits at once), K ops
+//   probe_test_app fork K [F [T]] K ops, then F times: fork from T threads at once (each child
+//                                 exits at once), K ops
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <sys/wait.h>
@@ -332,16 +333,10 @@ int mode_threads(ncclComm_t comm, int threads, int ops) {
   return 0;
 }
 
-int mode_fork(ncclComm_t comm, int ops, int forks) {
-  cudaStream_t s;
-  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
-  Buffers b(64);
-  b.fill(s);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
-  cudaStreamSynchronize(s);
+// Forks `forks` children one after another; returns how many did not exit 0.
+int fork_children(int forks) {
   int failures = 0;
   for (int f = 0; f < forks; ++f) {
-    std::fflush(stdout);
     const pid_t child = fork();
     if (child == 0) {
       int v = 0;
@@ -351,6 +346,31 @@ int mode_fork(ncclComm_t comm, int ops, int forks) {
     int status = 0;
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  return failures;
+}
+
+// K ops, then F rounds of: forks (from T threads at once when T > 1), K ops.
+int mode_fork(ncclComm_t comm, int ops, int forks, int threads) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(64);
+  b.fill(s);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  cudaStreamSynchronize(s);
+  std::fflush(stdout);
+  int failures = 0;
+  for (int f = 0; f < forks; ++f) {
+    if (threads <= 1) {
+      failures += fork_children(1);
+    } else {
+      std::vector<std::thread> forkers;
+      std::vector<int> failed(static_cast<size_t>(threads), 0);
+      for (int t = 0; t < threads; ++t)
+        forkers.emplace_back([&failed, t] { failed[static_cast<size_t>(t)] = fork_children(1); });
+      for (auto& th : forkers) th.join();
+      for (int n : failed) failures += n;
+    }
     for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
   }
   report("children_failed", ncclSuccess, failures);
@@ -362,9 +382,9 @@ int mode_fork(ncclComm_t comm, int ops, int forks) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(
-        stderr,
-        "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork K [F]\n");
+    std::fprintf(stderr,
+                 "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork "
+                 "K [F [T]]\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -388,7 +408,8 @@ int main(int argc, char** argv) {
   else if (mode == "threads")
     rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
   else if (mode == "fork")
-    rc = mode_fork(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, 1)));
+    rc = mode_fork(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, 1)),
+                   static_cast<int>(arg(4, 1)));
   else
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   ncclCommDestroy(comm);
