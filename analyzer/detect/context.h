@@ -31,7 +31,11 @@ struct Thresholds {
   double stage_separation = 1.1;
   double slow_link_ratio = 0.6;              // bus bandwidth below this fraction of its peers'
   uint64_t slow_link_min_bytes = 128 << 10;  // smaller messages are latency-bound
-  double hang_min_wait_s = 5;                // an op outstanding this long at the end is a hang
+  // A slow send/recv pair must also take this much longer per transfer than the
+  // reference: timing a transfer between two nodes' traces carries their clock
+  // alignment error and scheduling noise, which can make short transfers look fast.
+  double slow_link_min_extra_ns = 1e6;
+  double hang_min_wait_s = 5;      // an op outstanding this long at the end is a hang
   double dead_gap_s = 10;          // a trace ending this long before the others' is a dead rank
   double throttle_fraction = 0.1;  // samples with slowdown reasons for a gpu_health finding
 };

@@ -24,7 +24,7 @@ double median_of(std::vector<float> v) {
 }
 
 struct Observation {
-  std::string what;  // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 -> 11"
+  std::string what;  // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 <-> 11"
   std::set<int> nodes;
   std::vector<int64_t> ranks;
   bool intra = false;
@@ -32,6 +32,7 @@ struct Observation {
   double ref = 0;
   double transfer_s = 0;
   uint64_t count = 0;
+  double bytes_per_op = 0;  // send/recv: the mean message; 0 for collectives
   bool slow = false;
 };
 
@@ -41,7 +42,7 @@ std::string size_text(int log2) {
   return std::to_string(1ull << (log2 - 10 * u)) + " " + units[u];
 }
 
-void mark_slow(std::vector<Observation*>& cls, double ratio) {
+void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns) {
   if (cls.size() < 2) return;
   std::vector<double> v;
   for (auto* o : cls) v.push_back(o->busbw);
@@ -53,6 +54,9 @@ void mark_slow(std::vector<Observation*>& cls, double ratio) {
   for (auto* o : cls) {
     o->ref = ref;
     o->slow = o->busbw < ratio * ref;
+    // Bandwidth in GB/s is bytes per ns.
+    if (o->slow && o->bytes_per_op > 0 && o->busbw > 0 && ref > 0)
+      o->slow = o->bytes_per_op / o->busbw - o->bytes_per_op / ref >= min_extra_ns;
   }
 }
 
@@ -77,22 +81,34 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     obs.push_back(std::move(o));
   }
   const size_t first_p2p = obs.size();
+  // Send/recv, one observation per rank pair: a pair is as fast as its faster direction, so
+  // that a link is called slow only when both directions are (one-way timing effects, such
+  // as a receiver that posts late in one direction of a pipeline, are not the link).
+  std::map<std::pair<int64_t, int64_t>, Observation> pairs;
   for (const auto& p : ctx.groups.p2p()) {
     if (p.count < 3 || p.busbw.empty() || p.src < 0 || p.dst < 0) continue;
     if (p.bytes / static_cast<double>(p.count) < static_cast<double>(ctx.th.slow_link_min_bytes))
       continue;
     const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
     const RankInfo& b = set.ranks[static_cast<size_t>(p.dst)];
-    Observation o;
-    o.what = "send/recv rank " + std::to_string(p.src) + " -> " + std::to_string(p.dst);
+    const auto key = std::minmax(p.src, p.dst);
+    const bool seen = pairs.count(key) != 0;
+    Observation& o = pairs[key];
+    o.what = "send/recv rank " + std::to_string(key.first) + (seen ? " <-> " : " -> ") +
+             std::to_string(key.second);
+    if (!seen && p.src != key.first) {
+      o.what = "send/recv rank " + std::to_string(p.src) + " -> " + std::to_string(p.dst);
+    }
     o.nodes = {a.node_index, b.node_index};
-    o.ranks = {p.src, p.dst};
+    o.ranks = {key.first, key.second};
     o.intra = a.node_index == b.node_index;
-    o.busbw = median_of(p.busbw);
-    o.transfer_s = p.transfer_ns / 1e9;
-    o.count = p.count;
-    obs.push_back(std::move(o));
+    o.busbw = std::max(o.busbw, median_of(p.busbw));
+    o.transfer_s += p.transfer_ns / 1e9;
+    o.bytes_per_op = (o.bytes_per_op * static_cast<double>(o.count) + p.bytes) /
+                     static_cast<double>(o.count + p.count);
+    o.count += p.count;
   }
+  for (auto& [key, o] : pairs) obs.push_back(std::move(o));
   // Classes of comparable observations.
   std::map<std::string, std::vector<Observation*>> classes;
   for (size_t i = 0; i < obs.size(); ++i) {
@@ -103,7 +119,8 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
                       (o.intra ? "/intra" : "/inter");
     classes[key].push_back(&o);
   }
-  for (auto& [k, cls] : classes) mark_slow(cls, ctx.th.slow_link_ratio);
+  for (auto& [k, cls] : classes)
+    mark_slow(cls, ctx.th.slow_link_ratio, ctx.th.slow_link_min_extra_ns);
 
   const double job = ctx.job_seconds();
   // Inter-node: pick the explanation that predicts the slow set.

@@ -183,13 +183,20 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
       p2p_open_.erase(key);
       return;
     }
+    // The link is timed only when the receiver was already waiting: then the data moved
+    // from the sender's arrival to the receive's end.  A receiver that arrived later may
+    // find the data (or part of it) already buffered (NCCL's sends complete once their
+    // data is in the peer's buffers), so its receive says nothing about the link.
+    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival) {
+      p2p_open_.erase(key);
+      return;
+    }
     const int64_t src = comm.members[static_cast<size_t>(key.src)];
     const int64_t dst = comm.members[static_cast<size_t>(key.dst)];
     P2PStats& s = p2p_pairs_[{src, dst}];
     s.src = src;
     s.dst = dst;
-    const double transfer = static_cast<double>(std::max<int64_t>(
-        1, std::min(h.send_end, h.recv_end) - std::max(h.send_arrival, h.recv_arrival)));
+    const double transfer = static_cast<double>(h.recv_end - h.send_arrival);
     s.transfer_ns += transfer;
     s.bytes += static_cast<double>(h.bytes);
     if (h.bytes >= (64u << 10)) {

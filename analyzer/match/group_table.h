@@ -76,7 +76,8 @@ struct RankProgress {
   const RankCommProgress* find(int comm) const;
 };
 
-// Send/recv matched pairs, aggregated per (sender rank, receiver rank).
+// Send/recv matched pairs whose transfer could be timed (the receiver was waiting
+// when the sender arrived), aggregated per (sender rank, receiver rank).
 struct P2PStats {
   int64_t src = -1, dst = -1;
   uint64_t count = 0;
