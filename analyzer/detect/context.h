@@ -2,6 +2,7 @@
 // the thresholds (all in one place so docs/analyzer.md can list them).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "load/trace_set.h"
@@ -53,6 +54,15 @@ struct Context {
   std::string describe_rank(int64_t rank) const;  // "rank 5 (node1, GPU 5)"
   std::vector<std::string> nodes_of(const std::vector<int64_t>& ranks) const;
 };
+
+// The median (upper middle for an even count) of `v`, 0 when empty.
+template <typename T>
+double median_of(std::vector<T> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return static_cast<double>(*mid);
+}
 
 // Ranks whose compute gaps exceed their peers' persistently (candidates for
 // straggler or structural imbalance), strongest first.

@@ -16,13 +16,6 @@
 namespace ringside::analysis {
 namespace {
 
-double median_of(std::vector<float> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
 struct Observation {
   std::string what;  // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 <-> 11"
   std::set<int> nodes;
@@ -32,7 +25,7 @@ struct Observation {
   double ref = 0;
   double transfer_s = 0;
   uint64_t count = 0;
-  double bytes_per_op = 0;  // send/recv: the mean message; 0 for collectives
+  double p2p_bytes = 0;  // send/recv: bytes over `count` transfers; 0 for collectives
   bool slow = false;
 };
 
@@ -55,8 +48,10 @@ void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns
     o->ref = ref;
     o->slow = o->busbw < ratio * ref;
     // Bandwidth in GB/s is bytes per ns.
-    if (o->slow && o->bytes_per_op > 0 && o->busbw > 0 && ref > 0)
-      o->slow = o->bytes_per_op / o->busbw - o->bytes_per_op / ref >= min_extra_ns;
+    if (o->slow && o->p2p_bytes > 0 && o->busbw > 0 && ref > 0) {
+      const double per_op = o->p2p_bytes / static_cast<double>(o->count);
+      o->slow = per_op / o->busbw - per_op / ref >= min_extra_ns;
+    }
   }
 }
 
@@ -94,18 +89,15 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     const auto key = std::minmax(p.src, p.dst);
     const bool seen = pairs.count(key) != 0;
     Observation& o = pairs[key];
-    o.what = "send/recv rank " + std::to_string(key.first) + (seen ? " <-> " : " -> ") +
-             std::to_string(key.second);
-    if (!seen && p.src != key.first) {
-      o.what = "send/recv rank " + std::to_string(p.src) + " -> " + std::to_string(p.dst);
-    }
+    o.what =
+        "send/recv rank " + (seen ? std::to_string(key.first) + " <-> " + std::to_string(key.second)
+                                  : std::to_string(p.src) + " -> " + std::to_string(p.dst));
     o.nodes = {a.node_index, b.node_index};
     o.ranks = {key.first, key.second};
     o.intra = a.node_index == b.node_index;
     o.busbw = std::max(o.busbw, median_of(p.busbw));
     o.transfer_s += p.transfer_ns / 1e9;
-    o.bytes_per_op = (o.bytes_per_op * static_cast<double>(o.count) + p.bytes) /
-                     static_cast<double>(o.count + p.count);
+    o.p2p_bytes += p.bytes;
     o.count += p.count;
   }
   for (auto& [key, o] : pairs) obs.push_back(std::move(o));

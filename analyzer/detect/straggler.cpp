@@ -11,17 +11,6 @@
 #include "report/next_command.h"
 
 namespace ringside::analysis {
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
-}  // namespace
-
 std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
   // Judged per communicator: a heavier pipeline stage is only visible in the
   // comms that mix stages, and would be diluted in a rank-wide average.
