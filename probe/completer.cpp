@@ -23,11 +23,13 @@ constexpr int64_t kReanchorNs = 2'000'000'000;
 constexpr int64_t kAbandonGraceNs = 2'000'000'000;  // after destroy/abort, stop waiting
 constexpr int64_t kWatchdogPeriodNs = 100'000'000;
 // Polling periods: event timestamps come from the device, so polling only decides
-// when an op leaves the ring, not its recorded times.  Waking rarely keeps the
-// probe's CPU use small (it shares the cores with the job's own threads).
+// when an op leaves the ring, not its recorded times.  Longer idle and busy periods
+// (50 ms, 5 ms) lost completed ops to /pending when SIGTERM came soon after a burst
+// (the handler's completion pass can be blocked by a lock the interrupted thread
+// holds), so the period stays at 2 ms, 1 ms during bursts.
 constexpr int64_t kPollBurstNs = 1'000'000;  // the last pass completed many ops
-constexpr int64_t kPollBusyNs = 5'000'000;   // some op still on the device
-constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding
+constexpr int64_t kPollBusyNs = 2'000'000;   // some op still on the device
+constexpr int64_t kPollIdleNs = 2'000'000;   // nothing outstanding
 constexpr uint64_t kBurstOps = 64;
 // Completed ops wait in the rings until the writer takes them: past this many
 // since its last wake-up, the writer is woken early so that rings never fill.
