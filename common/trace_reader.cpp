@@ -206,37 +206,36 @@ Result<std::vector<StatsRecord>> TraceReader::stats() const {
 
 Result<std::vector<OpRecord>> TraceReader::last_pending() const {
   h5::QuietErrors quiet;
-  const uint64_t total = extent(impl_->pending);
+  // The last `stats` row names the last complete flush and how many ops it left
+  // outstanding.  Rows of a later flush may be visible without their stats row
+  // (the writer was killed between the two): they are skipped, not trusted.
+  auto st = stats();
+  if (!st.ok()) return st.status();
   std::vector<OpRecord> out;
-  if (total == 0) return out;
-  // Snapshots are appended in flush order: read backwards in windows until
-  // the flush index changes.
+  if (st.value().empty() || st.value().back().pending_ops == 0) return out;
+  const uint64_t want = st.value().back().flush_index;
+  // Snapshots are appended in flush order: read backwards in windows until an
+  // earlier flush shows up.
   constexpr uint64_t kWindow = 1024;
   std::vector<PendingRecord> buf;
-  uint64_t last_index = 0;
-  uint64_t end = total;
-  while (end > 0) {
-    uint64_t first = end > kWindow ? end - kWindow : 0;
+  uint64_t end = extent(impl_->pending);
+  bool done = false;
+  while (end > 0 && !done) {
+    const uint64_t first = end > kWindow ? end - kWindow : 0;
     buf.resize(end - first);
     if (Status s = read_rows(impl_->pending, first, buf.size(), buf.data(), impl_->path); !s.ok()) {
       return s;
     }
-    if (last_index == 0) last_index = buf.back().flush_index;
-    bool done = false;
     for (auto it = buf.rbegin(); it != buf.rend(); ++it) {
-      if (it->flush_index != last_index) {
+      if (it->flush_index > want) continue;
+      if (it->flush_index < want) {
         done = true;
         break;
       }
       out.push_back(it->op);
     }
-    if (done) break;
     end = first;
   }
-  // A snapshot is only current if no later flush had zero pending ops.
-  auto st = stats();
-  if (!st.ok()) return st.status();
-  if (!st.value().empty() && st.value().back().flush_index != last_index) out.clear();
   std::reverse(out.begin(), out.end());
   return out;
 }

@@ -38,11 +38,14 @@ void sleep_ms(long ms) {
 }
 
 // Async-signal-safe wait for a condition, bounded by the shutdown timeout.
+// The bound is wall time: on a loaded node a 1 ms sleep can last tens of ms, and
+// counting sleeps let a 200 ms bound stretch past Slurm's KillWait.
 template <typename Pred>
 bool wait_for(Runtime& rt, Pred done, long max_ms = -1) {
   long limit_ms = static_cast<long>(rt.config.shutdown_timeout_s * 1000);
   if (max_ms >= 0 && max_ms < limit_ms) limit_ms = max_ms;
-  for (long waited = 0; waited < limit_ms; ++waited) {
+  const int64_t deadline = now_ns() + static_cast<int64_t>(limit_ms) * 1'000'000;
+  while (now_ns() < deadline) {
     if (done()) return true;
     sleep_ms(1);
   }

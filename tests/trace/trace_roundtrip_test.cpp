@@ -6,6 +6,7 @@
 #include "ringside/trace_reader.h"
 #include "ringside/trace_writer.h"
 #include "trace_test_util.h"
+#include "trace_types.h"
 
 namespace ringside::trace {
 namespace {
@@ -134,6 +135,53 @@ TEST(TraceRoundTrip, PendingSnapshotIsClearedByALaterEmptyFlush) {
   auto last = r.value()->last_pending();
   ASSERT_TRUE(last.ok());
   EXPECT_TRUE(last.value().empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A writer killed inside a flush can leave that flush's /pending rows visible
+// without its stats row.  The last complete snapshot must still be the answer.
+TEST(TraceRoundTrip, PendingRowsOfAnUnfinishedFlushAreIgnored) {
+  const std::string dir = make_temp_dir("pendcut");
+  const std::string path = dir + "/" + trace_file_name("j", 0);
+  OpRecord outstanding = testing::make_op(16);
+  outstanding.status = static_cast<uint8_t>(OpStatus::kDevicePending);
+  {
+    auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1));
+    ASSERT_TRUE(w.ok()) << w.message();
+    ASSERT_TRUE(w.value()->flush(std::span(&outstanding, 1), {}).ok());
+    ASSERT_TRUE(w.value()->close().ok());
+  }
+  {
+    // Flush 2's first pending row, as a kill right after writing it leaves it.
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    hid_t d = H5Dopen2(f, kPendingDataset, H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    hid_t space = H5Dget_space(d);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space, &n, nullptr);
+    H5Sclose(space);
+    const hsize_t grown = n + 1;
+    ASSERT_GE(H5Dset_extent(d, &grown), 0);
+    hid_t file_space = H5Dget_space(d);
+    const hsize_t one = 1;
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &n, nullptr, &one, nullptr);
+    hid_t mem_space = H5Screate_simple(1, &one, nullptr);
+    hid_t type = dataset_spec(kPendingDataset).make_memory_type();
+    PendingRecord row{2, testing::make_op(17)};
+    EXPECT_GE(H5Dwrite(d, type, mem_space, file_space, H5P_DEFAULT, &row), 0);
+    H5Tclose(type);
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  auto r = TraceReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto last = r.value()->last_pending();
+  ASSERT_TRUE(last.ok()) << last.message();
+  ASSERT_EQ(last.value().size(), 1u);
+  expect_op_eq(last.value()[0], outstanding, 0);
   std::filesystem::remove_all(dir);
 }
 
