@@ -208,7 +208,8 @@ Result<std::vector<OpRecord>> TraceReader::last_pending() const {
   h5::QuietErrors quiet;
   // The last `stats` row names the last complete flush and how many ops it left
   // outstanding.  Rows of a later flush may be visible without their stats row
-  // (the writer was killed between the two): they are skipped, not trusted.
+  // (the writer was killed between the two), some of them never written (fill
+  // value, flush_index 0): they are skipped, not trusted.
   auto st = stats();
   if (!st.ok()) return st.status();
   std::vector<OpRecord> out;
@@ -227,12 +228,12 @@ Result<std::vector<OpRecord>> TraceReader::last_pending() const {
       return s;
     }
     for (auto it = buf.rbegin(); it != buf.rend(); ++it) {
-      if (it->flush_index > want) continue;
-      if (it->flush_index < want) {
-        done = true;
+      if (it->flush_index == want) {
+        out.push_back(it->op);
+      } else if (!out.empty() || (it->flush_index != 0 && it->flush_index < want)) {
+        done = true;  // past the snapshot, or an earlier flush: it has no rows
         break;
       }
-      out.push_back(it->op);
     }
     end = first;
   }
