@@ -206,15 +206,18 @@ Result<std::vector<StatsRecord>> TraceReader::stats() const {
 
 Result<std::vector<OpRecord>> TraceReader::last_pending() const {
   h5::QuietErrors quiet;
-  // The last `stats` row names the last complete flush and how many ops it left
+  // The last written `stats` row names the last complete flush and how many ops it left
   // outstanding.  Rows of a later flush may be visible without their stats row
   // (the writer was killed between the two), some of them never written (fill
   // value, flush_index 0): they are skipped, not trusted.
   auto st = stats();
   if (!st.ok()) return st.status();
   std::vector<OpRecord> out;
-  if (st.value().empty() || st.value().back().pending_ops == 0) return out;
-  const uint64_t want = st.value().back().flush_index;
+  const auto& rows = st.value();
+  auto last = std::find_if(rows.rbegin(), rows.rend(),
+                           [](const StatsRecord& r) { return r.flush_index != 0; });
+  if (last == rows.rend() || last->pending_ops == 0) return out;
+  const uint64_t want = last->flush_index;
   // Snapshots are appended in flush order: read backwards in windows until an
   // earlier flush shows up.
   constexpr uint64_t kWindow = 1024;

@@ -75,6 +75,62 @@ TEST(TraceKill, SigkilledWriterIsReadableUpToLastFlush) {
   std::filesystem::remove_all(dir);
 }
 
+// A kill can land inside a flush (Slurm may send SIGKILL a few ms after the
+// SIGTERM that started the final one).  Whatever the moment, the reader must
+// return one whole /pending snapshot, never none or a mix of two.
+TEST(TraceKill, KillDuringFlushesLeavesOneWholePendingSnapshot) {
+  constexpr int kRounds = 12;
+  constexpr uint64_t kPending = 3;
+  const std::string dir = testing::make_temp_dir("killflush");
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = dir + "/" + trace_file_name("kf", round);
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(ready[0]);
+      auto w = TraceWriter::create(path, testing::sample_meta("kf", round, kRounds));
+      if (!w.ok()) _exit(3);
+      bool told = false;
+      for (uint64_t f = 1;; ++f) {
+        // Flush f: ops f*10 .. f*10+2 outstanding, plus one completed op.
+        std::vector<OpRecord> pending;
+        for (uint64_t k = 0; k < kPending; ++k) pending.push_back(testing::make_op(f * 10 + k));
+        OpRecord done = testing::make_op(f);
+        if (!w.value()->append(std::span(&done, 1)).ok()) _exit(4);
+        if (!w.value()->flush(pending, {}).ok()) _exit(5);
+        if (!told) {
+          char c = 'x';
+          if (write(ready[1], &c, 1) != 1) _exit(6);
+          told = true;
+        }
+      }
+    }
+    close(ready[1]);
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1) << "child failed before its first flush";
+    close(ready[0]);
+    usleep(static_cast<useconds_t>(1000 + round * 1700));  // a different moment each round
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+
+    auto r = TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << "round " << round << ": " << r.message();
+    auto pending = r.value()->last_pending();
+    ASSERT_TRUE(pending.ok()) << "round " << round << ": " << pending.message();
+    ASSERT_EQ(pending.value().size(), kPending) << "round " << round;
+    const uint64_t flush = pending.value()[0].seq / 10;
+    EXPECT_GE(flush, 1u) << "round " << round;
+    for (uint64_t k = 0; k < kPending; ++k) {
+      EXPECT_EQ(pending.value()[k].seq, flush * 10 + k) << "round " << round << " row " << k;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TraceKill, LiveFileCanBeReadWhileWriterAppends) {
   const std::string dir = testing::make_temp_dir("live");
   const std::string path = dir + "/" + trace_file_name("l", 0);
