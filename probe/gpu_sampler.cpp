@@ -23,7 +23,7 @@ constexpr int64_t kSlowPeriodNs = 10'000'000'000;
 constexpr unsigned kXidWaitMs = 200;
 
 struct DeviceSampler {
-  NvmlDevice handle = nullptr;
+  nvmlDevice_t handle = nullptr;
   bool tried = false;
   uint32_t unsupported = 0;  // SampleValid bits NVML said it cannot read
   int64_t last_slow = 0;
@@ -35,7 +35,7 @@ void sleep_ns(int64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
-NvmlDevice nvml_handle(int ordinal) {
+nvmlDevice_t nvml_handle(int ordinal) {
   const CudaDriver& cu = cuda_driver();
   CUdevice dev = 0;
   char bus[64] = {};
@@ -44,17 +44,17 @@ NvmlDevice nvml_handle(int ordinal) {
       cu.cuDeviceGetPCIBusId(bus, sizeof bus - 1, dev) != CUDA_SUCCESS) {
     return nullptr;
   }
-  NvmlDevice h = nullptr;
-  return nvml().device_by_pci_bus_id(bus, &h) == kNvmlSuccess ? h : nullptr;
+  nvmlDevice_t h = nullptr;
+  return nvml().device_by_pci_bus_id(bus, &h) == NVML_SUCCESS ? h : nullptr;
 }
 
 // Calls an NVML query unless it reported NOT_SUPPORTED before.
 template <typename F>
 bool read(DeviceSampler& d, uint32_t bit, F&& query) {
   if (d.unsupported & bit) return false;
-  const NvmlReturn rc = query();
-  if (rc == kNvmlErrorNotSupported) d.unsupported |= bit;
-  return rc == kNvmlSuccess;
+  const nvmlReturn_t rc = query();
+  if (rc == NVML_ERROR_NOT_SUPPORTED) d.unsupported |= bit;
+  return rc == NVML_SUCCESS;
 }
 
 void sample(Runtime& rt, DeviceSampler& d, int ordinal) {
@@ -66,8 +66,8 @@ void sample(Runtime& rt, DeviceSampler& d, int ordinal) {
   unsigned int a = 0;
   unsigned int b = 0;
   if (n.clock_info && read(d, trace::kValidClocks, [&] {
-        NvmlReturn rc = n.clock_info(d.handle, kNvmlClockSm, &a);
-        return rc == kNvmlSuccess ? n.clock_info(d.handle, kNvmlClockMem, &b) : rc;
+        nvmlReturn_t rc = n.clock_info(d.handle, NVML_CLOCK_SM, &a);
+        return rc == NVML_SUCCESS ? n.clock_info(d.handle, NVML_CLOCK_MEM, &b) : rc;
       })) {
     s.sm_clock_mhz = a;
     s.mem_clock_mhz = b;
@@ -80,7 +80,7 @@ void sample(Runtime& rt, DeviceSampler& d, int ordinal) {
     s.valid |= trace::kValidClockReasons;
   }
   if (n.temperature && read(d, trace::kValidTemperature,
-                            [&] { return n.temperature(d.handle, kNvmlTemperatureGpu, &a); })) {
+                            [&] { return n.temperature(d.handle, NVML_TEMPERATURE_GPU, &a); })) {
     s.temperature_c = a;
     s.valid |= trace::kValidTemperature;
   }
@@ -88,14 +88,14 @@ void sample(Runtime& rt, DeviceSampler& d, int ordinal) {
     s.power_mw = a;
     s.valid |= trace::kValidPower;
   }
-  NvmlUtilization u{};
+  nvmlUtilization_t u{};
   if (n.utilization &&
       read(d, trace::kValidUtilization, [&] { return n.utilization(d.handle, &u); })) {
     s.util_gpu_pct = u.gpu;
     s.util_mem_pct = u.memory;
     s.valid |= trace::kValidUtilization;
   }
-  NvmlMemory m{};
+  nvmlMemory_t m{};
   if (n.memory_info && read(d, trace::kValidMemory, [&] { return n.memory_info(d.handle, &m); })) {
     s.mem_used_bytes = m.used;
     s.valid |= trace::kValidMemory;
@@ -107,11 +107,12 @@ void sample(Runtime& rt, DeviceSampler& d, int ordinal) {
     unsigned long long c = 0;
     unsigned long long uc = 0;
     if (n.total_ecc_errors && read(d, trace::kValidEcc, [&] {
-          NvmlReturn rc =
-              n.total_ecc_errors(d.handle, kNvmlMemoryErrorCorrected, kNvmlVolatileEcc, &c);
-          return rc == kNvmlSuccess ? n.total_ecc_errors(d.handle, kNvmlMemoryErrorUncorrected,
-                                                         kNvmlVolatileEcc, &uc)
-                                    : rc;
+          nvmlReturn_t rc =
+              n.total_ecc_errors(d.handle, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &c);
+          return rc == NVML_SUCCESS
+                     ? n.total_ecc_errors(d.handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                          NVML_VOLATILE_ECC, &uc)
+                     : rc;
         })) {
       slow.ecc_corrected = c;
       slow.ecc_uncorrected = uc;
@@ -175,21 +176,21 @@ void sampler_loop(Runtime& rt) {
 
 void xid_loop(Runtime& rt) {
   const Nvml& n = nvml();
-  NvmlEventSet set = nullptr;
+  nvmlEventSet_t set = nullptr;
   if (!n.event_set_create || !n.register_events || !n.event_set_wait ||
-      n.event_set_create(&set) != kNvmlSuccess) {
+      n.event_set_create(&set) != NVML_SUCCESS) {
     emit_event(trace::EventKind::kWarning, 0, 0, 0, -1,
                "NVML event sets unavailable: no XID events");
     return;
   }
-  std::array<NvmlDevice, kMaxDevices> handles{};
+  std::array<nvmlDevice_t, kMaxDevices> handles{};
   uint64_t known = 0;
   while (!rt.stopping.load(std::memory_order_acquire)) {
     known = attach_new_devices(rt, known, [&](int i) {
       handles[i] = nvml_handle(i);
       if (handles[i] == nullptr) return;
-      const NvmlReturn rc = n.register_events(handles[i], kNvmlEventTypeXidCriticalError, set);
-      if (rc != kNvmlSuccess) {
+      const nvmlReturn_t rc = n.register_events(handles[i], nvmlEventTypeXidCriticalError, set);
+      if (rc != NVML_SUCCESS) {
         emit_event(trace::EventKind::kWarning, 0, 0, rc, i,
                    "XID events unavailable on device %d: %d", i, rc);
       }
@@ -198,9 +199,9 @@ void xid_loop(Runtime& rt) {
       sleep_ns(kXidWaitMs * 1'000'000ll);
       continue;
     }
-    NvmlEventData data{};
-    const NvmlReturn rc = n.event_set_wait(set, &data, kXidWaitMs);
-    if (rc == kNvmlSuccess && (data.eventType & kNvmlEventTypeXidCriticalError)) {
+    nvmlEventData_t data{};
+    const nvmlReturn_t rc = n.event_set_wait(set, &data, kXidWaitMs);
+    if (rc == NVML_SUCCESS && (data.eventType & nvmlEventTypeXidCriticalError)) {
       int ordinal = -1;
       for (int i = 0; i < kMaxDevices; ++i) {
         if (handles[i] != nullptr && handles[i] == data.device) ordinal = i;
@@ -208,7 +209,7 @@ void xid_loop(Runtime& rt) {
       emit_event(trace::EventKind::kXid, 0, 0, static_cast<int64_t>(data.eventData), ordinal,
                  "XID %llu", data.eventData);
       request_flush();
-    } else if (rc != kNvmlSuccess && rc != kNvmlErrorTimeout) {
+    } else if (rc != NVML_SUCCESS && rc != NVML_ERROR_TIMEOUT) {
       sleep_ns(kXidWaitMs * 1'000'000ll);  // keep a broken event set from spinning
     }
   }

@@ -31,8 +31,8 @@ Nvml load() {
     n.error = "libnvidia-ml.so.1 lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2";
     return n;
   }
-  const NvmlReturn rc = n.init();
-  if (rc != kNvmlSuccess) {
+  const nvmlReturn_t rc = n.init();
+  if (rc != NVML_SUCCESS) {
     n.error = "nvmlInit failed: " + n.describe(rc);
     return n;
   }
@@ -42,7 +42,7 @@ Nvml load() {
 
 }  // namespace
 
-std::string Nvml::describe(NvmlReturn rc) const {
+std::string Nvml::describe(nvmlReturn_t rc) const {
   const char* text = error_string != nullptr ? error_string(rc) : nullptr;
   return "nvmlReturn " + std::to_string(rc) + (text ? std::string(" (") + text + ")" : "");
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "nvml_types.h"
+#include "ringside/nvml_abi.h"
 
 namespace ringside::probe {
 
@@ -12,24 +12,24 @@ struct Nvml {
   bool loaded = false;
   std::string error;
 
-  NvmlReturn (*init)() = nullptr;
-  NvmlReturn (*device_by_pci_bus_id)(const char*, NvmlDevice*) = nullptr;
-  NvmlReturn (*clock_info)(NvmlDevice, int, unsigned int*) = nullptr;
-  NvmlReturn (*clock_event_reasons)(NvmlDevice, unsigned long long*) = nullptr;
-  NvmlReturn (*temperature)(NvmlDevice, int, unsigned int*) = nullptr;
-  NvmlReturn (*power_usage)(NvmlDevice, unsigned int*) = nullptr;
-  NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*) = nullptr;
-  NvmlReturn (*memory_info)(NvmlDevice, NvmlMemory*) = nullptr;
-  NvmlReturn (*total_ecc_errors)(NvmlDevice, int, int, unsigned long long*) = nullptr;
-  NvmlReturn (*remapped_rows)(NvmlDevice, unsigned int*, unsigned int*, unsigned int*,
-                              unsigned int*) = nullptr;
-  NvmlReturn (*pcie_replay_counter)(NvmlDevice, unsigned int*) = nullptr;
-  NvmlReturn (*event_set_create)(NvmlEventSet*) = nullptr;
-  NvmlReturn (*register_events)(NvmlDevice, unsigned long long, NvmlEventSet) = nullptr;
-  NvmlReturn (*event_set_wait)(NvmlEventSet, NvmlEventData*, unsigned int) = nullptr;
-  const char* (*error_string)(NvmlReturn) = nullptr;
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*device_by_pci_bus_id)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*clock_info)(nvmlDevice_t, int, unsigned int*) = nullptr;
+  nvmlReturn_t (*clock_event_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;
+  nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
+  nvmlReturn_t (*memory_info)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*total_ecc_errors)(nvmlDevice_t, int, int, unsigned long long*) = nullptr;
+  nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
+                                unsigned int*) = nullptr;
+  nvmlReturn_t (*pcie_replay_counter)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*event_set_create)(nvmlEventSet_t*) = nullptr;
+  nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t) = nullptr;
+  nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, nvmlEventData_t*, unsigned int) = nullptr;
+  const char* (*error_string)(nvmlReturn_t) = nullptr;
 
-  std::string describe(NvmlReturn rc) const;
+  std::string describe(nvmlReturn_t rc) const;
 };
 
 // Loads and initialises once; `loaded` false with `error` when unusable.

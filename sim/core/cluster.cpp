@@ -154,15 +154,15 @@ struct ReasonName {
   uint64_t bit;
 };
 constexpr ReasonName kReasons[] = {
-    {"gpu_idle", kNvmlReasonGpuIdle},
-    {"applications_clocks", kNvmlReasonApplicationsClocksSetting},
-    {"sw_power_cap", kNvmlReasonSwPowerCap},
-    {"hw_slowdown", kNvmlReasonHwSlowdown},
-    {"sync_boost", kNvmlReasonSyncBoost},
-    {"sw_thermal", kNvmlReasonSwThermalSlowdown},
-    {"hw_thermal", kNvmlReasonHwThermalSlowdown},
-    {"hw_power_brake", kNvmlReasonHwPowerBrakeSlowdown},
-    {"display_clocks", kNvmlReasonDisplayClockSetting},
+    {"gpu_idle", nvmlClocksEventReasonGpuIdle},
+    {"applications_clocks", nvmlClocksEventReasonApplicationsClocksSetting},
+    {"sw_power_cap", nvmlClocksEventReasonSwPowerCap},
+    {"hw_slowdown", nvmlClocksThrottleReasonHwSlowdown},
+    {"sync_boost", nvmlClocksEventReasonSyncBoost},
+    {"sw_thermal", nvmlClocksEventReasonSwThermalSlowdown},
+    {"hw_thermal", nvmlClocksThrottleReasonHwThermalSlowdown},
+    {"hw_power_brake", nvmlClocksThrottleReasonHwPowerBrakeSlowdown},
+    {"display_clocks", nvmlClocksEventReasonDisplayClockSetting},
 };
 }  // namespace
 

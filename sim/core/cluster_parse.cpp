@@ -221,8 +221,9 @@ class ClusterParser {
     // thermal_throttle first, so explicit values below override what it implies.
     if (e.contains("thermal_throttle") &&
         boolean(e["thermal_throttle"], key + ".thermal_throttle")) {
-      s.clock_event_reasons |=
-          kNvmlReasonSwThermalSlowdown | kNvmlReasonHwThermalSlowdown | kNvmlReasonHwSlowdown;
+      s.clock_event_reasons |= nvmlClocksEventReasonSwThermalSlowdown |
+                               nvmlClocksThrottleReasonHwThermalSlowdown |
+                               nvmlClocksThrottleReasonHwSlowdown;
       s.sm_clock_mhz = s.max_sm_clock_mhz * 55 / 100;
       s.temperature_c = 92;
     }

@@ -111,7 +111,7 @@ TEST_F(ClusterTest, ParsesNodesLinksFaultsAndNvml) {
   EXPECT_EQ(c.op_fault(OpFaultKind::kFreeze, 5, 1), nullptr);
   EXPECT_EQ(c.op_fault(OpFaultKind::kFreeze, 4, 1)->op, 3);
   const GpuNvmlState& s = c.nvml_state(1, 1);
-  EXPECT_NE(s.clock_event_reasons & kNvmlReasonSwThermalSlowdown, 0u);
+  EXPECT_NE(s.clock_event_reasons & nvmlClocksEventReasonSwThermalSlowdown, 0u);
   EXPECT_LT(s.sm_clock_mhz, s.max_sm_clock_mhz);
   EXPECT_GE(s.temperature_c, 85u);
   ASSERT_EQ(s.xids.size(), 1u);
