@@ -1,5 +1,7 @@
 #include "ringside/launcher_identity.h"
 
+#include <cstdlib>
+
 #include "ringside/config_spec.h"
 
 namespace ringside {
@@ -46,6 +48,11 @@ bool read_int(const EnvLookup& env, const char* var, int64_t& out,
 }
 
 }  // namespace
+
+const char* process_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
 
 const char* launcher_job_id_variables() {
   return "RINGSIDE_JOB_ID, SLURM_JOB_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE or "

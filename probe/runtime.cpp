@@ -67,8 +67,7 @@ void initialize() {
   rt->config = std::move(cfg.config);
   rt->pid = getpid();
   const std::string host = host_name();
-  IdentityResult who = resolve_identity([](const char* n) { return std::getenv(n); },
-                                        rt->config.job_id, rt->config.node_name, host);
+  IdentityResult who = resolve_identity(process_env, rt->config.job_id, rt->config.node_name, host);
   rt->identity = who.identity;
   g_runtime.store(rt, std::memory_order_release);
   for (const std::string& w : who.warnings) log_warning("%s", w.c_str());

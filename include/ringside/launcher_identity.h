@@ -28,6 +28,9 @@ struct LauncherIdentity {
 // value counts as unset.
 using EnvLookup = std::function<const char*(const char*)>;
 
+// This process's environment as an EnvLookup: getenv, with an empty value as unset.
+const char* process_env(const char* name);
+
 struct LauncherIdentityResult {
   LauncherIdentity identity;
   // Launcher variables that were present but unusable, each naming the

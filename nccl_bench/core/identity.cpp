@@ -3,7 +3,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string_view>
 #include <vector>
 
@@ -13,11 +12,6 @@
 namespace ringside::bench {
 
 namespace {
-
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? v : nullptr;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -70,17 +64,17 @@ void identity_from_env(ProcessIdentity& id, const LauncherIdentity& found,
 ProcessIdentity detect_identity(Launcher launcher, int* argc, char*** argv) {
   ProcessIdentity id;
   id.hostname = host_name();
-  const char* job = env("RINGSIDE_JOB_ID");
-  const char* node = env("RINGSIDE_NODE_NAME");
-  const LauncherIdentityResult found = resolve_launcher_identity(
-      [](const char* name) { return env(name); }, job ? job : "", node ? node : "", id.hostname);
+  const char* job = process_env("RINGSIDE_JOB_ID");
+  const char* node = process_env("RINGSIDE_NODE_NAME");
+  const LauncherIdentityResult found =
+      resolve_launcher_identity(process_env, job ? job : "", node ? node : "", id.hostname);
   id.node = found.identity.node;
   id.job_id = found.identity.job_id;
   id.job_key = id.job_id;
   if (!found.identity.step_id.empty()) id.job_key += "." + found.identity.step_id;
   bool use_mpi = launcher == Launcher::kMpi;
   if (launcher == Launcher::kAuto) {
-    use_mpi = env("OMPI_COMM_WORLD_SIZE") != nullptr || env("PMIX_RANK") != nullptr;
+    use_mpi = process_env("OMPI_COMM_WORLD_SIZE") != nullptr || process_env("PMIX_RANK") != nullptr;
   }
   if (use_mpi) {
     identity_from_mpi(id, argc, argv);
