@@ -271,22 +271,70 @@ std::string resolve_program(const std::string& program) {
                     "' was not found in PATH; give its path (for example ./" + program + ")"};
 }
 
-int find_free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw LaunchError{std::string("socket() failed: ") + std::strerror(errno)};
+namespace {
+
+// The first port of the kernel's ephemeral range (outgoing connections), or 0.
+int ephemeral_range_start() {
+  std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f == nullptr) return 0;
+  int lo = 0;
+  int hi = 0;
+  const bool ok = std::fscanf(f, "%d %d", &lo, &hi) == 2;
+  std::fclose(f);
+  return ok ? lo : 0;
+}
+
+// Binds `port` (0: any) on 127.0.0.1 and returns the port bound, or -1.
+int try_bind(int port, int& error) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = errno;
+    return -1;
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const std::string err = std::strerror(errno);
-    close(fd);
-    throw LaunchError{"could not find a free TCP port on 127.0.0.1: " + err};
+  int bound = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    bound = ntohs(addr.sin_port);
+  } else {
+    error = errno;
   }
   close(fd);
-  return ntohs(addr.sin_port);
+  return bound;
+}
+
+}  // namespace
+
+int find_free_port() {
+  // Below the ephemeral range when there is room: a port from that range can be
+  // given to any process's outgoing connection (ranks of other jobs connect all
+  // the time) between this check and the moment rank 0 listens on it.
+  constexpr int kFirst = 10000;
+  const int limit = ephemeral_range_start();
+  int error = 0;
+  if (limit - kFirst >= 1000) {
+    const auto seed =
+        static_cast<uint64_t>(getpid()) * 0x9e3779b97f4a7c15ull ^
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    uint64_t x = seed | 1;
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      x ^= x << 13;  // xorshift: no shared generator state between callers
+      x ^= x >> 7;
+      x ^= x << 17;
+      const int port = kFirst + static_cast<int>(x % static_cast<uint64_t>(limit - kFirst));
+      if (try_bind(port, error) == port) return port;
+    }
+  }
+  const int port = try_bind(0, error);
+  if (port < 0) {
+    throw LaunchError{std::string("could not find a free TCP port on 127.0.0.1: ") +
+                      std::strerror(error)};
+  }
+  return port;
 }
 
 int run_job(const LaunchOptions& options) {

@@ -32,7 +32,9 @@ int run_job(const LaunchOptions& options);
 // Returns the path or throws LaunchError naming the program.
 std::string resolve_program(const std::string& program);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0).
+// A TCP port on 127.0.0.1 that was free a moment ago, chosen at random below
+// the kernel's ephemeral port range so that no outgoing connection takes it
+// before it is listened on (any free port when that range leaves no room).
 int find_free_port();
 
 }  // namespace ringside::sim

@@ -1,14 +1,20 @@
 // simrun: rank placement, the environment of each rank, exit statuses, the
 // time limit, signal forwarding and flag validation. Needs no GPU and no sim.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "launcher.h"
 #include "process_runner.h"
 #include "rank_layout.h"
 
@@ -53,6 +59,33 @@ TEST(SimrunLayout, MergeEnvReplacesAndAdds) {
   char* base[] = {a, b, nullptr};
   const auto merged = ringside::sim::merge_env(base, {{"RANK", "0"}, {"NEW", "x"}});
   EXPECT_EQ(merged, (std::vector<std::string>{"KEEP=1", "RANK=0", "NEW=x"}));
+}
+
+// The rendezvous port must not be one an outgoing connection can be given
+// (ranks of other jobs connect all the time) before rank 0 listens on it.
+TEST(SimrunLayout, FreePortIsBelowTheEphemeralRange) {
+  int lo = 0;
+  int hi = 0;
+  std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fscanf(f, "%d %d", &lo, &hi), 2);
+  std::fclose(f);
+  if (lo < 11000) GTEST_SKIP() << "the ephemeral range starts at " << lo;
+  std::set<int> seen;
+  for (int i = 0; i < 20; ++i) {
+    const int port = ringside::sim::find_free_port();
+    EXPECT_GE(port, 10000);
+    EXPECT_LT(port, lo);
+    seen.insert(port);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << port;
+    close(fd);
+  }
+  EXPECT_GT(seen.size(), 10u) << "ports are not spread: parallel jobs would collide";
 }
 
 TEST(Simrun, GivesEveryRankItsEnvironment) {

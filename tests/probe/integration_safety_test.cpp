@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "launcher.h"
 #include "process_util.h"
 #include "trace_helpers.h"
 
@@ -31,10 +32,6 @@ std::vector<std::string> single_rank_env(const std::string& dir, int port) {
   env.insert(env.end(), {"RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0",
                          "NCCL_COMM_ID=127.0.0.1:" + std::to_string(port)});
   return env;
-}
-
-int free_port() {
-  return 20000 + (getpid() * 7 + static_cast<int>(time(nullptr))) % 20000;
 }
 
 TEST(ProbeSafety, HangShowsTheMissingOpAfterTheWatchdog) {
@@ -80,7 +77,7 @@ TEST(ProbeSafety, HangShowsTheMissingOpAfterTheWatchdog) {
 TEST(ProbeSafety, SigtermThenSigkillLeavesAClosedReadableTrace) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("term");
-  Process p({Paths::app(), "loop", "20"}, single_rank_env(dir, free_port()));
+  Process p({Paths::app(), "loop", "20"}, single_rank_env(dir, ringside::sim::find_free_port()));
   ASSERT_TRUE(p.wait_for_output("ready", 60)) << "the app never got going";
   p.signal(SIGTERM);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // Slurm's grace period, shortened
@@ -98,7 +95,7 @@ TEST(ProbeSafety, SigtermThenSigkillLeavesAClosedReadableTrace) {
 TEST(ProbeSafety, SigkillAloneKeepsEverythingUpToTheLastFlush) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("kill");
-  Process p({Paths::app(), "loop", "50"}, single_rank_env(dir, free_port() + 1));
+  Process p({Paths::app(), "loop", "50"}, single_rank_env(dir, ringside::sim::find_free_port()));
   ASSERT_TRUE(p.wait_for_output("ready", 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // several 200 ms flushes
   p.signal(SIGKILL);

@@ -1,10 +1,7 @@
 #include "process_group.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,21 +11,11 @@
 #include <sstream>
 #include <thread>
 
+#include "launcher.h"
+
 extern char** environ;
 
 namespace ringside::test {
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  close(fd);
-  return ntohs(sa.sin_port);
-}
 
 namespace {
 
@@ -56,7 +43,8 @@ std::vector<RankResult> run_ranks(const LaunchSpec& spec) {
   }
   common["LD_LIBRARY_PATH"] = RINGSIM_TEST_LIB_DIR;
   common["WORLD_SIZE"] = std::to_string(spec.nranks);
-  if (spec.comm_id) common["NCCL_COMM_ID"] = "127.0.0.1:" + std::to_string(free_port());
+  if (spec.comm_id)
+    common["NCCL_COMM_ID"] = "127.0.0.1:" + std::to_string(ringside::sim::find_free_port());
   for (const auto& [k, v] : spec.env) common[k] = v;
 
   char dir_template[] = "/tmp/ringsim_test_XXXXXX";

@@ -28,9 +28,6 @@ struct LaunchSpec {
 
 std::vector<RankResult> run_ranks(const LaunchSpec& spec);
 
-// A TCP port that was free a moment ago.
-int free_port();
-
 std::string describe(const std::vector<RankResult>& results);
 
 }  // namespace ringside::test

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "launcher.h"
 #include "ringside/trace_reader.h"
 #include "slurm_harness.h"
 
@@ -32,7 +33,7 @@ std::string scenario(const std::string& name) {
 
 // `export NCCL_COMM_ID=...` for a job launched without MPI: rank 0 hosts the rendezvous.
 std::string comm_id_export() {
-  return "export NCCL_COMM_ID=127.0.0.1:" + std::to_string(free_port()) + "\n";
+  return "export NCCL_COMM_ID=127.0.0.1:" + std::to_string(ringside::sim::find_free_port()) + "\n";
 }
 
 json load_json(const std::string& path) {

@@ -47,9 +47,6 @@ void reset_transcript();
 // A fresh empty folder under work_dir for one test.
 std::string fresh_dir(const std::string& name);
 
-// A TCP port nothing listens on now (for NCCL_COMM_ID).
-int free_port();
-
 // The Slurm job id of the (possibly finished) job named `job_name`, "" if none.
 std::string job_id_by_name(const std::string& job_name);
 
