@@ -41,8 +41,7 @@ int run_bench(int argc, char** argv) {
   if (!options->trace_dir.empty()) {
     trace = std::make_unique<OpTrace>(options->trace_dir, world, report.config_json());
   }
-  Runner runner(world, *options, report, trace.get());
-  const Summary summary = runner.run();
+  const Summary summary = run_benchmark(world, *options, report, trace.get());
   if (trace) trace->close();
   return summary.exit_code;
 }

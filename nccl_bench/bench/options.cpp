@@ -90,8 +90,8 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   app.add_option("-o,--op", op, "reduction op: sum|prod|max|min|avg|all, default sum");
   app.add_option("-d,--datatype", d, "datatype (nccl-tests names) or all, default float");
   app.add_option("-r,--root", r, "root rank for rooted collectives, or all, default 0");
-  app.add_option("-g,--ngpus", g, "GPUs (ranks) per process, default 1");
-  app.add_option("-t,--nthreads", t, "threads per process (only 1 is supported)");
+  app.add_option("-g,--ngpus", g, "GPUs (ranks) per thread, default 1");
+  app.add_option("-t,--nthreads", t, "threads per process, each driving -g GPUs; default 1");
   app.add_option("-a,--average", a,
                  "time reported across ranks: 0=rank 0, 1=average, 2=min, 3=max; default 1");
   app.add_option("-z,--blocking", z,
@@ -129,17 +129,18 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (!m.empty()) o.agg_iters = static_cast<int>(parse_int_flag("-m", m, 1, 1 << 16));
   if (!c.empty()) o.check_iters = static_cast<int>(parse_int_flag("-c", c, 0, kIntMax));
   if (!g.empty()) o.gpus_per_process = static_cast<int>(parse_int_flag("-g", g, 1, 64));
-  if (!t.empty() && parse_int_flag("-t", t, 1, 1024) != 1) {
-    throw UsageError("-t " + t +
-                     ": nccl_bench runs one thread per process; use -g for several GPUs per "
-                     "process or more processes");
+  if (!t.empty()) o.threads = static_cast<int>(parse_int_flag("-t", t, 1, 64));
+  if (o.threads * o.gpus_per_process > 64) {
+    throw UsageError("-t " + std::to_string(o.threads) + " x -g " +
+                     std::to_string(o.gpus_per_process) +
+                     " asks for more than 64 GPUs in one process; lower -t or -g");
   }
   if (!a.empty()) o.average = static_cast<int>(parse_int_flag("-a", a, 0, 3));
   if (!z.empty()) o.blocking = static_cast<int>(parse_int_flag("-z", z, 0, 3));
   if (!G.empty()) o.graph_launches = static_cast<int>(parse_int_flag("-G", G, 0, kIntMax));
   if (!min_bw.empty()) o.min_busbw = parse_double_flag("--min-busbw", min_bw, 0.0);
   o.world.launcher = parse_launcher(launcher);
-  o.world.gpus_per_process = o.gpus_per_process;
+  o.world.gpus_per_process = o.threads * o.gpus_per_process;
 
   if (!r.empty()) o.root = r == "all" ? -1 : static_cast<int>(parse_int_flag("-r", r, 0, kIntMax));
   if (d == "all") {

@@ -25,7 +25,8 @@ struct BenchOptions {
   std::vector<const DataType*> dtypes;  // -d (several for "all")
   std::vector<const RedOp*> ops;        // -o (several for "all")
   int root = 0;                         // -r; -1 = every root in turn ("all")
-  int gpus_per_process = 1;             // -g
+  int gpus_per_process = 1;             // -g: GPUs (ranks) per thread
+  int threads = 1;                      // -t: threads per process
   int average = 1;                      // -a 0=rank0 1=avg 2=min 3=max
   int blocking = 0;                     // -z 0..3
   int graph_launches = 0;               // -G

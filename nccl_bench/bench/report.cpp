@@ -30,9 +30,9 @@ void Report::header() const {
   std::printf("# Collective test starting: %s\n", o_.collective->name);
   const bool factor = o_.step_factor > 1;
   std::printf(
-      "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
+      "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
       "agg iters: %d validation: %d graph: %d\n",
-      o_.gpus_per_process, static_cast<unsigned long long>(o_.min_bytes),
+      o_.threads, o_.gpus_per_process, static_cast<unsigned long long>(o_.min_bytes),
       static_cast<unsigned long long>(o_.max_bytes),
       static_cast<unsigned long long>(factor ? o_.step_factor : o_.step_bytes),
       factor ? "factor" : "bytes", o_.warmup_iters, o_.iters, o_.agg_iters, o_.check_iters,
@@ -107,6 +107,7 @@ std::string Report::config_json() const {
   nlohmann::json c;
   c["collective"] = o_.collective->name;
   c["command_line"] = o_.command_line;
+  c["nthreads"] = o_.threads;
   c["ngpus"] = o_.gpus_per_process;
   c["minimum_bytes"] = o_.min_bytes;
   c["maximum_bytes"] = o_.max_bytes;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 #include "core/errors.h"
 #include "ringside/bandwidth.h"
@@ -22,8 +24,14 @@ std::byte* at(void* base, size_t elements, size_t elt) {
 
 }  // namespace
 
-Runner::Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace)
-    : world_(world), o_(options), report_(report), trace_(trace) {
+Runner::Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace,
+               int thread)
+    : world_(world),
+      o_(options),
+      report_(report),
+      trace_(trace),
+      first_(static_cast<size_t>(thread) * static_cast<size_t>(options.gpus_per_process)),
+      printing_(thread == 0) {
   for (const DataType* t : o_.dtypes) {
     const Counts c = o_.collective->counts(o_.max_bytes / static_cast<uint64_t>(t->size),
                                            static_cast<size_t>(t->size), world_.nranks());
@@ -31,7 +39,7 @@ Runner::Runner(World& world, const BenchOptions& options, const Report& report, 
         std::max(buffer_bytes_, std::max(c.send, c.recv) * static_cast<size_t>(t->size));
   }
   buffer_bytes_ = std::max<size_t>(buffer_bytes_, 16);
-  for (LocalRank& l : world_.locals()) {
+  for (LocalRank& l : mine()) {
     Local b;
     RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
     RINGSIDE_CUDA_CHECK(cudaMalloc(&b.send, buffer_bytes_));
@@ -44,7 +52,7 @@ Runner::Runner(World& world, const BenchOptions& options, const Report& report, 
 }
 
 Runner::~Runner() {
-  auto& ls = world_.locals();
+  const auto ls = mine();
   for (size_t i = 0; i < locals_.size(); ++i) {
     cudaSetDevice(ls[i].cs.device);
     cudaFree(locals_[i].send);
@@ -65,7 +73,7 @@ Runner::Setup Runner::make_setup(const DataType* type, const RedOp* op, int root
 }
 
 void Runner::issue(const Setup& s, bool in_place, bool capturing) {
-  auto& ls = world_.locals();
+  const auto ls = mine();
   const size_t elt = static_cast<size_t>(s.type->size);
   const bool grouped = ls.size() > 1;
   // Events recorded inside a group would precede the op's launch at ncclGroupEnd.
@@ -88,7 +96,7 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
     a.nranks = world_.nranks();
     a.comm = ls[i].cs.comm;
     a.stream = ls[i].cs.stream;
-    if (trace_ != nullptr) trace_->before(i, timed);
+    if (trace_ != nullptr) trace_->before(first_ + i, timed);
     RINGSIDE_NCCL_CHECK(o_.collective->run(a));
     if (trace_ != nullptr) {
       OpDesc d;
@@ -103,37 +111,48 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
                                      ((grouped || o_.agg_iters > 1) ? trace::kFlagInGroup : 0));
       if (d.kind == trace::OpKind::kSend) {
         d.peer = (rank + 1) % world_.nranks();
-        trace_->after(i, d);
+        trace_->after(first_ + i, d);
         d.kind = trace::OpKind::kRecv;
         d.peer = (rank - 1 + world_.nranks()) % world_.nranks();
       }
-      trace_->after(i, d);
-      trace_->end_op(i);
+      trace_->after(first_ + i, d);
+      trace_->end_op(first_ + i);
     }
   }
   if (grouped) RINGSIDE_NCCL_CHECK(ncclGroupEnd());
 }
 
 void Runner::sync_all(bool trace_complete) {
-  auto& ls = world_.locals();
+  const auto ls = mine();
   for (size_t i = 0; i < ls.size(); ++i) {
     RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
     RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(ls[i].cs.stream));
-    if (trace_complete && trace_ != nullptr) trace_->complete(i);
+    if (trace_complete && trace_ != nullptr) trace_->complete(first_ + i);
   }
 }
 
+std::span<LocalRank> Runner::mine() const {
+  return std::span<LocalRank>(world_.locals())
+      .subspan(first_, static_cast<size_t>(o_.gpus_per_process));
+}
+
+std::vector<CommStream> Runner::streams() const {
+  std::vector<CommStream> out;
+  for (const LocalRank& l : mine()) out.push_back(l.cs);
+  return out;
+}
+
 void Runner::barrier() {
-  world_.barrier();
+  oob_barrier(streams());
 }
 
 double Runner::combine_time(double seconds) {
-  const auto cs = world_.comm_streams();
+  const auto cs = streams();
   const int n = world_.nranks();
   std::vector<std::vector<double>> v(cs.size(), std::vector<double>(1, seconds));
   ncclRedOp_t op = ncclSum;
   if (o_.average == 0) {
-    for (size_t i = 0; i < cs.size(); ++i) v[i][0] = world_.locals()[i].rank == 0 ? seconds : 0.0;
+    for (size_t i = 0; i < cs.size(); ++i) v[i][0] = mine()[i].rank == 0 ? seconds : 0.0;
   } else if (o_.average == 2) {
     op = ncclMin;
   } else if (o_.average == 3) {
@@ -155,7 +174,7 @@ void Runner::warm_up(const DataType* type, const RedOp* op, int root) {
 }
 
 Measurement Runner::bench_time(const Setup& s, bool in_place) {
-  auto& ls = world_.locals();
+  const auto ls = mine();
   // One op to settle, then line everyone up.
   issue(s, in_place, false);
   sync_all(true);
@@ -213,7 +232,7 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
     cudaGraphExecDestroy(execs[i]);
   }
   if (trace_ != nullptr) {
-    for (size_t i = 0; i < ls.size(); ++i) trace_->complete(i);
+    for (size_t i = 0; i < ls.size(); ++i) trace_->complete(first_ + i);
   }
 
   seconds = combine_time(seconds);
@@ -239,7 +258,7 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
 }
 
 int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
-  auto& ls = world_.locals();
+  const auto ls = mine();
   const size_t elt = static_cast<size_t>(s.type->size);
   const ncclDataType_t t = s.type->nccl;
   InputGen gen;
@@ -290,12 +309,12 @@ int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
     }
     wrong[i][0] = static_cast<double>(bad);
   }
-  return static_cast<int64_t>(oob_allreduce(world_.comm_streams(), wrong, ncclSum)[0][0]);
+  return static_cast<int64_t>(oob_allreduce(streams(), wrong, ncclSum)[0][0]);
 }
 
 Summary Runner::run() {
   Summary summary;
-  report_.header();
+  if (printing_) report_.header();
   std::vector<int> roots;
   if (!o_.collective->has_root) {
     roots.push_back(-1);
@@ -326,15 +345,15 @@ Summary Runner::run() {
           row.type = type->name;
           row.redop = o_.collective->has_redop ? op->name : "none";
           row.root = root_shown;
-          report_.row_start(row);
+          if (printing_) report_.row_start(row);
           row.out_of_place = bench_time(s, false);
-          report_.measurement(row.out_of_place);
+          if (printing_) report_.measurement(row.out_of_place);
           row.in_place = bench_time(s, true);
-          report_.measurement(row.in_place);
-          report_.row_end();
+          if (printing_) report_.measurement(row.in_place);
+          if (printing_) report_.row_end();
           summary.wrong_total += row.out_of_place.wrong + row.in_place.wrong;
           summary.rows.push_back(std::move(row));
-          if (trace_ != nullptr) trace_->flush();
+          if (trace_ != nullptr) trace_->flush(first_, static_cast<size_t>(o_.gpus_per_process));
         }
       }
     }
@@ -342,9 +361,32 @@ Summary Runner::run() {
   summary.avg_bus_gbps = bw_count_ > 0 ? bw_sum_ / bw_count_ : 0.0;
   summary.bandwidth_ok = !o_.min_busbw || summary.avg_bus_gbps >= *o_.min_busbw;
   summary.exit_code = (summary.wrong_total != 0 || !summary.bandwidth_ok) ? 1 : 0;
-  report_.footer(summary);
-  report_.write_json(summary);
+  if (printing_) report_.footer(summary);
+  if (printing_) report_.write_json(summary);
   return summary;
+}
+
+Summary run_benchmark(World& world, const BenchOptions& options, const Report& report,
+                      OpTrace* trace) {
+  if (options.threads == 1) return Runner(world, options, report, trace).run();
+  std::vector<Summary> summaries(static_cast<size_t>(options.threads));
+  std::vector<std::exception_ptr> errors(summaries.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < options.threads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        summaries[static_cast<size_t>(t)] = Runner(world, options, report, trace, t).run();
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  // Checks and thresholds are already combined over all ranks: every thread agrees.
+  return summaries.front();
 }
 
 }  // namespace ringside::bench

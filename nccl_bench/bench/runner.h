@@ -1,9 +1,12 @@
 // The benchmark driver: for every datatype, op, root and size, times the
 // collective out of place and in place, checks the results on the host, and
-// fills the table (nccl-tests' TimeTest/BenchTime sequence).
+// fills the table (nccl-tests' TimeTest/BenchTime sequence).  With -t, one
+// Runner per thread drives that thread's -g GPUs of the process; thread 0
+// prints.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "bench/options.h"
@@ -15,7 +18,10 @@ namespace ringside::bench {
 
 class Runner {
  public:
-  Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace);
+  // `thread`: which of the process's -t threads this is (its GPUs are the
+  // thread-th block of -g local ranks).
+  Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace,
+         int thread = 0);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -43,16 +49,25 @@ class Runner {
   Measurement bench_time(const Setup& s, bool in_place);
   int64_t check_once(const Setup& s, bool in_place, int rep);
   double combine_time(double seconds);
+  std::span<LocalRank> mine() const;
+  std::vector<CommStream> streams() const;
 
   World& world_;
   const BenchOptions& o_;
   const Report& report_;
   OpTrace* trace_;
+  const size_t first_;   // this thread's first local rank
+  const bool printing_;  // thread 0 writes the report
   std::vector<Local> locals_;
   size_t buffer_bytes_ = 0;
   int rep_ = 0;
   double bw_sum_ = 0;
   int bw_count_ = 0;
 };
+
+// Runs the benchmark with one Runner per -t thread (inline when -t 1) and
+// returns thread 0's summary; an error in any thread is rethrown here.
+Summary run_benchmark(World& world, const BenchOptions& options, const Report& report,
+                      OpTrace* trace);
 
 }  // namespace ringside::bench

@@ -184,8 +184,9 @@ void OpTrace::complete(size_t local) {
   check(p.writer->append(std::span<const trace::OpRecord>(out)), "append ops");
 }
 
-void OpTrace::flush() {
-  for (PerLocal& p : locals_) {
+void OpTrace::flush(size_t first, size_t count) {
+  for (size_t i = first; i < first + count && i < locals_.size(); ++i) {
+    PerLocal& p = locals_[i];
     trace::StatsRecord stats{};
     stats.t_ns = trace::monotonic_now_ns() - p.base_ns;
     stats.ops_recorded = p.recorded;

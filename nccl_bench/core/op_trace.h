@@ -42,7 +42,8 @@ class OpTrace {
   void end_op(size_t local);
   // The stream of `local` has been synchronised: resolve device times, append.
   void complete(size_t local);
-  void flush();
+  // Flushes local ranks first .. first+count-1 (a thread flushes its own).
+  void flush(size_t first, size_t count);
   void close();
   const std::string& dir() const { return dir_; }
 

@@ -140,7 +140,7 @@ World::World(const WorldOptions& options, int* argc, char*** argv) {
         "process " + std::to_string(id_.proc) + " (local index " + std::to_string(id_.local_proc) +
         ") needs devices " + std::to_string(first_device) + ".." +
         std::to_string(first_device + ngpus - 1) + " but " + std::to_string(device_count) +
-        " are visible; start fewer processes per node or lower -g");
+        " are visible; start fewer processes per node or lower -t or -g");
   }
   const ncclUniqueId uid = agree_unique_id(id_, options.rendezvous);
   comm_id_ = hash_unique_id(uid);

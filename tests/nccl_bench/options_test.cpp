@@ -39,7 +39,7 @@ TEST(Options, FlagsAreParsed) {
        "-w",     "0",      "-c",          "3",  "-o",          "max", "-d",           "bfloat16",
        "-r",     "2",      "-g",          "2",  "-a",          "3",   "-z",           "1",
        "--json", "x.json", "--trace-dir", "t",  "--min-busbw", "1.5", "--rendezvous", "rv",
-       "-t",     "1"},
+       "-t",     "3"},
       "reduce");
   ASSERT_TRUE(o);
   EXPECT_EQ(o->min_bytes, 8u);
@@ -52,7 +52,8 @@ TEST(Options, FlagsAreParsed) {
   EXPECT_EQ(o->dtypes.at(0)->nccl, ncclBfloat16);
   EXPECT_EQ(o->root, 2);
   EXPECT_EQ(o->gpus_per_process, 2);
-  EXPECT_EQ(o->world.gpus_per_process, 2);
+  EXPECT_EQ(o->threads, 3);
+  EXPECT_EQ(o->world.gpus_per_process, 6);  // -t x -g local ranks
   EXPECT_EQ(o->average, 3);
   EXPECT_EQ(o->blocking, 1);
   EXPECT_EQ(o->json_file, "x.json");
@@ -93,7 +94,9 @@ TEST(Options, BadInputIsAUsageError) {
       {"-b", "1G", "-e", "1M"},
       {"-d", "bogus"},
       {"-o", "mulsum"},
-      {"-t", "2"},
+      {"-t", "0"},
+      {"-t", "65"},
+      {"-t", "16", "-g", "8"},
       {"-a", "4"},
       {"-z", "5"},
       {"-c", "-1"},

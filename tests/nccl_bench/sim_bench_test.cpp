@@ -107,6 +107,28 @@ TEST_F(SimBench, TwoGpusPerProcessAndAllRoots) {
   EXPECT_NE(r.out.find("#  Rank  3 "), std::string::npos) << r.out;
 }
 
+// -t: each process drives its -g GPUs from several threads (nccl-tests' rank
+// order: process, then thread, then GPU); thread 0 prints, every rank traces.
+TEST_F(SimBench, ThreadsPerProcessCheckEveryCollective) {
+  const std::string dir = temp_dir("threads");
+  for (const char* c : {"all_reduce", "broadcast", "alltoall", "sendrecv"}) {
+    const std::string traces = dir + "/" + c;
+    const RunResult r = run_shell(sim_command(
+        2, 1, std::string(c) + " -b 1K -e 16K -f 16 -n 2 -c 2 -t 2 -g 2 --trace-dir " + traces));
+    ASSERT_EQ(r.exit_code, 0) << c << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("# nThread 2 nGpus 2 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("#  Rank  7 "), std::string::npos) << "8 ranks\n" << r.out;
+    const auto rows = parse_table(r.out);
+    ASSERT_EQ(rows.size(), 2u) << "thread 0 alone prints the table\n" << r.out;
+    for (const Row& row : rows) EXPECT_EQ(row.wrong[0], "0") << c << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+    int files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(traces)) files += e.is_regular_file();
+    EXPECT_EQ(files, 8) << c;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // algbw = size / time, busbw = algbw * factor, recomputed from the printed numbers.
 TEST_F(SimBench, BandwidthMathMatchesThePrintedTime) {
   for (const char* coll :
