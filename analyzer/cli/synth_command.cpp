@@ -70,7 +70,8 @@ void add_synth_command(CLI::App& app, int& exit_code) {
       "--fault", a->faults,
       "inject a fault (repeatable): straggler:rank=R,factor=F | throttle:rank=R[,factor=F] | "
       "imbalance:amount=A | heavy_stage:stage=S,factor=F | slow_nic:node=N,factor=F | "
-      "slow_pair:a=N1,b=N2,factor=F | stop:rank=R,op=N | all_stuck:op=N | stall:rank=R,op=N | "
+      "slow_pair:a=N1,b=N2,factor=F | slow_p2p:rank=R,peer=P,factor=F | stop:rank=R,op=N | "
+      "all_stuck:op=N | stall:rank=R,op=N | "
       "desync:rank=R,op=N | crash:rank=R,op=N | missing:rank=R | xid:rank=R[,code=C,step=S] | "
       "ecc:rank=R[,step=S]   (op N = the N-th op of the world communicator, from 0)");
   cmd->callback([a, &exit_code] {

@@ -208,7 +208,11 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = pick.errors == 0 ? (ambiguous ? 0.6 : 0.85) : 0.4;
     f.next_command = next_command_for_link(ctx, f.nodes);
-    if (cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    // The explanation must fit better than it fails: when as many observations over
+    // the named path are normal as are slow, the path is fine and the slow ones are
+    // scheduling noise or one pair's own trouble, which node-level data cannot place.
+    const bool fits = pick.errors < n_slow;
+    if (fits && cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
   }
   // Intra-node: slow GPU-GPU paths, one finding per node.
   std::map<int, std::vector<const Observation*>> intra_slow;

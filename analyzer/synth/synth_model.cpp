@@ -205,6 +205,12 @@ int64_t SynthModel::p2p_ns(int a, int b, uint64_t bytes, int step) const {
   if (node_of(b) != node_of(a)) nodes.push_back(node_of(b));
   const bool intra = nodes.size() < 2;
   double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / link_factor(nodes);
+  for (const Fault& x : spec_.faults) {
+    if (x.kind == FaultKind::kSlowP2p &&
+        ((x.rank == a && x.peer == b) || (x.rank == b && x.peer == a))) {
+      bw /= x.factor;
+    }
+  }
   double lat = (intra ? spec_.intra_latency_us : spec_.inter_latency_us) * 1e3;
   double t = lat + static_cast<double>(bytes) / (bw * 1e9) * 1e9;
   double j = 1 + 0.01 * gauss(static_cast<uint64_t>(a) * 65536 + static_cast<uint64_t>(b),

@@ -23,6 +23,7 @@ const std::vector<KindInfo>& kinds() {
       {"heavy_stage", FaultKind::kHeavyStage, {"stage", "factor"}, {}},
       {"slow_nic", FaultKind::kSlowNic, {"node", "factor"}, {}},
       {"slow_pair", FaultKind::kSlowPair, {"a", "b", "factor"}, {}},
+      {"slow_p2p", FaultKind::kSlowP2p, {"rank", "peer", "factor"}, {}},
       {"stop", FaultKind::kStop, {"rank", "op"}, {}},
       {"all_stuck", FaultKind::kAllStuck, {"op"}, {}},
       {"stall", FaultKind::kStall, {"rank", "op"}, {}},
@@ -102,10 +103,12 @@ Result<Fault> parse_fault(std::string_view text) {
     auto bad = [&](const std::string& why) {
       return Status::error("--fault '" + whole + "': " + key + "='" + value + "' " + why);
     };
-    if (key == "rank" || key == "op" || key == "stage" || key == "code" || key == "step") {
+    if (key == "rank" || key == "peer" || key == "op" || key == "stage" || key == "code" ||
+        key == "step") {
       auto v = config::parse_int(value);
       if (!v.ok() || v.value() < 0) return bad("must be a non-negative integer");
       if (key == "rank") f.rank = static_cast<int>(v.value());
+      if (key == "peer") f.peer = static_cast<int>(v.value());
       if (key == "op") f.op = v.value();
       if (key == "stage") f.stage = static_cast<int>(v.value());
       if (key == "code") f.code = v.value();
@@ -153,6 +156,10 @@ Status validate(const SynthSpec& s) {
     std::string what = std::string("--fault ") + fault_kind_name(f.kind) + ": ";
     if (f.rank >= s.ranks) {
       return err(what + "rank " + std::to_string(f.rank) + " is not below --ranks " +
+                 std::to_string(s.ranks));
+    }
+    if (f.peer >= s.ranks || (f.peer >= 0 && f.peer == f.rank)) {
+      return err(what + "peer " + std::to_string(f.peer) + " must be another rank, below --ranks " +
                  std::to_string(s.ranks));
     }
     if (f.kind == FaultKind::kSlowNic || f.kind == FaultKind::kSlowPair) {

@@ -18,6 +18,7 @@ enum class FaultKind {
   kHeavyStage,     // stage=S factor=F: pipeline stage S has F times more work
   kSlowNic,        // node=N factor=F: inter-node bandwidth of node N divided by F
   kSlowPair,       // a=N1 b=N2 factor=F: bandwidth between N1 and N2 divided by F
+  kSlowP2p,        // rank=R peer=P factor=F: send/recv between R and P only, F times slower
   kStop,           // rank=R op=N: R never enters world op N; the others wait there
   kAllStuck,       // op=N: every rank enters world op N, none completes
   kStall,          // rank=R op=N: R enqueues world op N but its GPU never starts it
@@ -31,6 +32,7 @@ enum class FaultKind {
 struct Fault {
   FaultKind kind = FaultKind::kStraggler;
   int rank = -1;
+  int peer = -1;       // slow_p2p other end
   std::string node;    // slow_nic node, slow_pair first end
   std::string node_b;  // slow_pair second end
   double factor = 1;

@@ -113,6 +113,20 @@ TEST(Scenario, SlowNodePair) {
   EXPECT_EQ(r.findings[0].nodes, (Nodes{"node2", "node3"}));
 }
 
+// One send/recv pair slow while the other transfers between the same two nodes are
+// normal: no node or node pair explains it (it is how a descheduled rank looks on a
+// busy host), so no slow_link finding.
+TEST(Scenario, OneSlowSendRecvPairAmongNormalOnesIsNotALink) {
+  TempDir dir("slow-p2p");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 8;
+  spec.nodes = 2;
+  spec.pp = 2;
+  Report r = synth_and_analyze(spec, {"slow_p2p:rank=3,peer=7,factor=4"});
+  const Finding* f = find_kind(r, "slow_link");
+  EXPECT_EQ(f, nullptr) << f->evidence;
+}
+
 void expect_hang(const Report& r, const std::string& kind, const std::string& subkind, Ranks ranks,
                  uint64_t seq) {
   EXPECT_EQ(r.verdict, "hung");
