@@ -7,6 +7,7 @@
 // elapsed times are floats in milliseconds and lose precision with distance.
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,13 +24,14 @@ constexpr int64_t kReanchorNs = 2'000'000'000;
 constexpr int64_t kAbandonGraceNs = 2'000'000'000;  // after destroy/abort, stop waiting
 constexpr int64_t kWatchdogPeriodNs = 100'000'000;
 // Polling periods: event timestamps come from the device, so polling only decides
-// when an op leaves the ring, not its recorded times.  Longer idle and busy periods
-// (50 ms, 5 ms) lost completed ops to /pending when SIGTERM came soon after a burst
-// (the handler's completion pass can be blocked by a lock the interrupted thread
-// holds), so the period stays at 2 ms, 1 ms during bursts.
+// when an op leaves the ring, not its recorded times.  While ops are on the device
+// the period stays short: a longer busy period (5 ms) lost completed ops to /pending
+// when SIGTERM came soon after a burst (the handler's completion pass can be blocked
+// by a lock the interrupted thread holds).  With nothing outstanding the thread
+// sleeps long, and the next op sent to the device wakes it (op_tracker).
 constexpr int64_t kPollBurstNs = 1'000'000;  // the last pass completed many ops
 constexpr int64_t kPollBusyNs = 2'000'000;   // some op still on the device
-constexpr int64_t kPollIdleNs = 2'000'000;   // nothing outstanding
+constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding (watchdog cadence is 100 ms)
 constexpr uint64_t kBurstOps = 64;
 // Completed ops wait in the rings until the writer takes them: past this many
 // since its last wake-up, the writer is woken early so that rings never fill.
@@ -176,14 +178,25 @@ CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
   CompletionPass pass;
   if (!rt.device_timing && !check_watchdog && !final_pass) return pass;
   const int64_t now_rel = now - rt.meta.clock_monotonic_ns;
+  // A stream runs its work in order: once one of a thread's ops on a stream is still
+  // running, that thread's later ops on the same stream are too, and are not queried
+  // (one driver query per busy stream and pass, not one per outstanding op).
+  static std::vector<uint64_t> busy_streams;  // completer thread only
   for (ThreadState* ts = rt.threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next) {
+    busy_streams.clear();
     const uint64_t head = ts->ring.head();
     for (uint64_t i = ts->ring.tail(); i < head; ++i) {
       OpSlot& slot = ts->ring.at(i);
       const uint32_t state = slot.state.load(std::memory_order_acquire);
-      if (state == kSlotDevicePending && try_complete(rt, slot, now, final_pass)) {
-        ++pass.completed;
-        continue;
+      if (state == kSlotDevicePending) {
+        const uint64_t stream = slot.rec.stream;
+        const bool behind =
+            std::find(busy_streams.begin(), busy_streams.end(), stream) != busy_streams.end();
+        if (!behind && try_complete(rt, slot, now, final_pass)) {
+          ++pass.completed;
+          continue;
+        }
+        if (!behind) busy_streams.push_back(stream);
       }
       pass.outstanding = pass.outstanding || state == kSlotDevicePending ||
                          state == kSlotHostPending || state == kSlotGroupDeferred;
@@ -205,7 +218,11 @@ bool start_completer(Runtime& rt, std::string& error) {
         cuda_driver().leave_captures_alone();
         uint64_t unsignalled = 0;  // ops completed since the writer was last woken
         while (!rt.stopping.load(std::memory_order_acquire)) {
+          // Idle until this pass finds work: an op published during or after the
+          // pass then wakes the sleep below.
+          rt.completer_idle.store(true, std::memory_order_release);
           const CompletionPass pass = complete_device_ops(rt, false);
+          if (pass.outstanding) rt.completer_idle.store(false, std::memory_order_relaxed);
           rt.completer_passes.fetch_add(1, std::memory_order_acq_rel);
           unsignalled += pass.completed;
           if (unsignalled >= kWakeWriterOps) {
