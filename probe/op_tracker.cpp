@@ -98,6 +98,16 @@ void finish(OpSlot& slot, trace::OpStatus status) {
   slot.state.store(kSlotComplete, std::memory_order_release);
 }
 
+// The op is on the device: the completion thread takes it from here, woken at
+// once if it sleeps the long idle sleep (one wake per idle-to-busy change).
+void device_pending(Runtime* rt, OpSlot& slot) {
+  slot.state.store(kSlotDevicePending, std::memory_order_release);
+  if (rt != nullptr && rt->completer_idle.load(std::memory_order_relaxed) &&
+      rt->completer_idle.exchange(false, std::memory_order_acq_rel)) {
+    rt->completer_wake.wake();
+  }
+}
+
 bool failed(ncclResult_t rc) {
   return rc != ncclSuccess && rc != ncclInProgress;
 }
@@ -187,7 +197,7 @@ void end_op(OpSlot* slot, const OpCall& call, ncclResult_t rc) noexcept {
   } else if (r.flags & trace::kFlagInGroup) {
     slot->state.store(kSlotGroupDeferred, std::memory_order_release);
   } else if (slot->timing && record_end(*slot, call.stream)) {
-    slot->state.store(kSlotDevicePending, std::memory_order_release);
+    device_pending(rt, *slot);
   } else {
     slot->timing = false;
     finish(*slot, trace::OpStatus::kComplete);
@@ -231,7 +241,7 @@ void group_ended(ncclResult_t rc, bool simulated) noexcept {
       slot.rec.flags |= trace::kFlagNcclError;
       finish(slot, trace::OpStatus::kComplete);
     } else if (slot.timing && record_end(slot, reinterpret_cast<CUstream>(slot.rec.stream))) {
-      slot.state.store(kSlotDevicePending, std::memory_order_release);
+      device_pending(runtime(), slot);
     } else {
       slot.timing = false;
       finish(slot, trace::OpStatus::kComplete);
