@@ -59,9 +59,12 @@ class AppendBuffer {
     return {};
   }
 
-  // Writes what is buffered (a partial chunk) and flushes the dataset.
+  // Writes what is buffered (a partial chunk) and flushes the dataset, unless
+  // nothing was written since the last flush.
   Status flush(const std::string& path) {
     if (Status s = write_out(path); !s.ok()) return s;
+    if (!dirty_) return {};
+    dirty_ = false;
     if (H5Dflush(dataset_.get()) < 0) {
       return Status::error(h5::failure(std::string("flushing dataset ") + spec_->name, path));
     }
@@ -92,6 +95,7 @@ class AppendBuffer {
     }
     written_ += n;
     buffer_.clear();
+    dirty_ = true;
     return {};
   }
 
@@ -101,6 +105,7 @@ class AppendBuffer {
   h5::Handle dataset_;
   std::vector<std::byte> buffer_;
   uint64_t written_ = 0;
+  bool dirty_ = false;  // written since the last flush
 };
 
 }  // namespace

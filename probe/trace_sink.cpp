@@ -21,6 +21,15 @@ namespace {
 
 constexpr int64_t kDrainPeriodNs = 50'000'000;
 
+// Every flush compresses each dataset's partial last chunk again, so the probe,
+// which flushes every second, uses smaller chunks than the format's default: a
+// quarter of the CPU per flush for about 10% more bytes per op.
+trace::WriterOptions writer_options() {
+  trace::WriterOptions o;
+  o.chunk_records = 1024;
+  return o;
+}
+
 std::string uuid_text(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
   char s[64];
@@ -119,7 +128,7 @@ class TraceSink {
       return;
     }
     const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank)).string();
-    auto created = trace::TraceWriter::create(path, m);
+    auto created = trace::TraceWriter::create(path, m, writer_options());
     if (!created.ok()) {
       fail("creating the trace file", created.status());
       return;
