@@ -118,10 +118,8 @@ TEST(Scenario, SlowNodePair) {
 // busy host), so no slow_link finding.
 TEST(Scenario, OneSlowSendRecvPairAmongNormalOnesIsNotALink) {
   TempDir dir("slow-p2p");
-  auto spec = small_spec(dir.path());
-  spec.ranks = 8;
-  spec.nodes = 2;
-  spec.pp = 2;
+  auto spec = small_spec(dir.path());  // 8 ranks on 2 nodes
+  spec.pp = 2;  // stage 0 on node1, stage 1 on node2: every send/recv crosses them
   Report r = synth_and_analyze(spec, {"slow_p2p:rank=3,peer=7,factor=4"});
   const Finding* f = find_kind(r, "slow_link");
   EXPECT_EQ(f, nullptr) << f->evidence;

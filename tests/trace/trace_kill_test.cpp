@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_writer.h"
@@ -14,16 +15,40 @@
 namespace ringside::trace {
 namespace {
 
+// A writer process to kill: forks, runs `body` in the child (which calls its
+// argument once the parent may kill it, then keeps writing or waits), and
+// returns the child's pid once it has called it; -1 when the child failed first.
+pid_t start_writer(const std::function<void(const std::function<void()>& ready)>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    body([&] {
+      const char c = 'x';
+      if (write(fds[1], &c, 1) != 1) _exit(6);
+    });
+    _exit(0);
+  }
+  close(fds[1]);
+  char c = 0;
+  const bool ready = child > 0 && read(fds[0], &c, 1) == 1;
+  close(fds[0]);
+  if (child > 0 && !ready) waitpid(child, nullptr, 0);
+  return ready ? child : -1;
+}
+
+// SIGKILLs the writer and reaps it; true when it died of that signal.
+bool kill_writer(pid_t child) {
+  int status = 0;
+  return kill(child, SIGKILL) == 0 && waitpid(child, &status, 0) == child && WIFSIGNALED(status);
+}
+
 TEST(TraceKill, SigkilledWriterIsReadableUpToLastFlush) {
   const std::string dir = testing::make_temp_dir("kill");
   const std::string path = dir + "/" + trace_file_name("k", 0);
   constexpr uint64_t kFlushed = 12'345;
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(ready[0]);
+  const pid_t child = start_writer([&](const std::function<void()>& ready) {
     WriterOptions opts;
     opts.chunk_records = 1000;
     auto w = TraceWriter::create(path, testing::sample_meta("k", 0, 1), opts);
@@ -38,18 +63,11 @@ TEST(TraceKill, SigkilledWriterIsReadableUpToLastFlush) {
     std::vector<OpRecord> more;
     for (uint64_t i = kFlushed; i < kFlushed + 2500; ++i) more.push_back(testing::make_op(i));
     if (!w.value()->append(more).ok()) _exit(5);
-    char c = 'x';
-    if (write(ready[1], &c, 1) != 1) _exit(6);
+    ready();
     pause();
-    _exit(0);
-  }
-  close(ready[1]);
-  char c = 0;
-  ASSERT_EQ(read(ready[0], &c, 1), 1) << "child failed before signalling";
-  ASSERT_EQ(kill(child, SIGKILL), 0);
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  });
+  ASSERT_GT(child, 0) << "child failed before signalling";
+  ASSERT_TRUE(kill_writer(child));
 
   auto r = TraceReader::open(path);
   ASSERT_TRUE(r.ok()) << r.message();
@@ -79,17 +97,12 @@ TEST(TraceKill, SigkilledWriterIsReadableUpToLastFlush) {
 // SIGTERM that started the final one).  Whatever the moment, the reader must
 // return one whole /pending snapshot, never none or a mix of two.
 TEST(TraceKill, KillDuringFlushesLeavesOneWholePendingSnapshot) {
-  constexpr int kRounds = 12;
+  constexpr int kRounds = 40;
   constexpr uint64_t kPending = 3;
   const std::string dir = testing::make_temp_dir("killflush");
   for (int round = 0; round < kRounds; ++round) {
     const std::string path = dir + "/" + trace_file_name("kf", round);
-    int ready[2];
-    ASSERT_EQ(pipe(ready), 0);
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(ready[0]);
+    const pid_t child = start_writer([&](const std::function<void()>& ready) {
       auto w = TraceWriter::create(path, testing::sample_meta("kf", round, kRounds));
       if (!w.ok()) _exit(3);
       bool told = false;
@@ -101,21 +114,14 @@ TEST(TraceKill, KillDuringFlushesLeavesOneWholePendingSnapshot) {
         if (!w.value()->append(std::span(&done, 1)).ok()) _exit(4);
         if (!w.value()->flush(pending, {}).ok()) _exit(5);
         if (!told) {
-          char c = 'x';
-          if (write(ready[1], &c, 1) != 1) _exit(6);
+          ready();
           told = true;
         }
       }
-    }
-    close(ready[1]);
-    char c = 0;
-    ASSERT_EQ(read(ready[0], &c, 1), 1) << "child failed before its first flush";
-    close(ready[0]);
-    usleep(static_cast<useconds_t>(1000 + round * 1700));  // a different moment each round
-    ASSERT_EQ(kill(child, SIGKILL), 0);
-    int status = 0;
-    waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status));
+    });
+    ASSERT_GT(child, 0) << "child failed before its first flush";
+    usleep(static_cast<useconds_t>(500 + round * 650));  // a different moment each round
+    ASSERT_TRUE(kill_writer(child));
 
     auto r = TraceReader::open(path);
     ASSERT_TRUE(r.ok()) << "round " << round << ": " << r.message();
