@@ -230,6 +230,7 @@ void group_ended(ncclResult_t rc, bool simulated) noexcept {
   ThreadState* ts = this_thread_state();
   if (ts == nullptr || ts->group_depth == 0) return;
   if (--ts->group_depth != 0) return;
+  Runtime* rt = runtime();
   const uint64_t head = ts->ring.head();
   for (uint64_t i = ts->group_first; i < head; ++i) {
     OpSlot& slot = ts->ring.at(i);
@@ -241,7 +242,7 @@ void group_ended(ncclResult_t rc, bool simulated) noexcept {
       slot.rec.flags |= trace::kFlagNcclError;
       finish(slot, trace::OpStatus::kComplete);
     } else if (slot.timing && record_end(slot, reinterpret_cast<CUstream>(slot.rec.stream))) {
-      device_pending(runtime(), slot);
+      device_pending(rt, slot);
     } else {
       slot.timing = false;
       finish(slot, trace::OpStatus::kComplete);
