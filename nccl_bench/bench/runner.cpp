@@ -137,9 +137,7 @@ std::span<LocalRank> Runner::mine() const {
 }
 
 std::vector<CommStream> Runner::streams() const {
-  std::vector<CommStream> out;
-  for (const LocalRank& l : mine()) out.push_back(l.cs);
-  return out;
+  return world_.comm_streams(first_, static_cast<size_t>(o_.gpus_per_process));
 }
 
 void Runner::barrier() {

@@ -192,15 +192,10 @@ World::~World() {
   finalize_identity(id_);
 }
 
-std::vector<CommStream> World::comm_streams() const {
+std::vector<CommStream> World::comm_streams(size_t first, size_t count) const {
   std::vector<CommStream> out;
-  for (const LocalRank& l : locals_) out.push_back(l.cs);
+  for (size_t i = first; i < locals_.size() && i - first < count; ++i) out.push_back(locals_[i].cs);
   return out;
-}
-
-void World::barrier() {
-  const auto cs = comm_streams();
-  oob_barrier(cs);
 }
 
 }  // namespace ringside::bench

@@ -61,15 +61,14 @@ class World {
   const ProcessIdentity& identity() const { return id_; }
   int nranks() const { return nranks_; }
   std::vector<LocalRank>& locals() { return locals_; }
-  std::vector<CommStream> comm_streams() const;
+  // The communicators and streams of local ranks first .. first+count-1 (all by default).
+  std::vector<CommStream> comm_streams(size_t first = 0, size_t count = SIZE_MAX) const;
   uint64_t comm_id() const { return comm_id_; }
   // The launcher job id (ringside/launcher_identity.h), or derived from the unique id.
   const std::string& job_id() const { return job_id_; }
   // Every rank's description, in rank order (collective: all ranks call it).
   const std::vector<RankInfo>& rank_infos() const { return infos_; }
   bool is_root_process() const { return id_.proc == 0; }
-
-  void barrier();
 
  private:
   ProcessIdentity id_;
