@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "clock/clock_align.h"
+#include "match/comm_roles.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
 #include "ringside/trace_reader.h"
@@ -59,6 +60,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                        return table.add_rank(ri, r, options.batch);
                      });
   table.finalize();
+  infer_comm_roles(set, table);
   RankStatsPass stats(table);
   for_each_rank_file(set, progress, "measuring lateness",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
@@ -107,6 +109,14 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   report.extra["late_ranks"] = top;
   report.extra["gap_cv"] = stats.median_gap_cv();
+  // Every finding names its communicator the same way: role, members, label.
+  for (Finding& f : findings) {
+    const CommInfo* c = f.comm ? set.comm(*f.comm) : nullptr;
+    if (c == nullptr) continue;
+    f.comm_label = c->label;
+    f.comm_role = c->role;
+    f.comm_members = c->members;
+  }
   report.findings = std::move(findings);
   rank_findings_and_set_verdict(report);
   report.what_if = compute_what_if(ctx, report.findings);

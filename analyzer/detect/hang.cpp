@@ -1,12 +1,22 @@
-// Hangs, post-mortem: per communicator, the first op some members entered
-// and that never completed on all of them, with the time they have waited by
-// the end of their traces.  Who is missing decides the kind:
-//   missing_rank  a member never entered (alive, or no trace to tell)
-//   dead_rank     a member never entered and its trace ends early with no shutdown
-//   gpu_stall     all entered, a member's device never started the op
-//   all_stuck     all entered and started, none completed
+// Hangs, post-mortem, as a wait-for graph over every rank's last state.
+//
+// Nodes:
+//   op      an op a live rank still had outstanding at the end of its trace
+//   group   one collective (comm, seq) or one send/recv (channel, peer seq):
+//           it completes only when every member entered it and its device started it
+//   stream  "the rank's GPU has not started this op": waits for the rank's
+//           earlier outstanding ops (same stream for certain, other streams
+//           through event waits, as overlapped DP buckets do)
+//   rank    "this rank has not entered an op the others need": waits for the
+//           rank's own stuck ops, if it has any
+// Roots are the nodes nothing else explains: a rank that never entered while
+// alive (missing_rank), a dead process (dead_rank), a stream whose next op
+// never started with nothing before it outstanding (gpu_stall), a collective
+// every member entered and started that none completed (all_stuck), a desync,
+// or ranks that wait on each other in a cycle.  Only roots become findings;
+// the ranks they hold up are folded under them as consequences.
 #include <algorithm>
-#include <cstdio>
+#include <map>
 #include <set>
 
 #include "detect/context.h"
@@ -16,6 +26,9 @@
 namespace ringside::analysis {
 namespace {
 
+using trace::OpKind;
+using trace::OpStatus;
+
 std::string list_ranks(const std::vector<int64_t>& r) {
   std::string s;
   for (size_t i = 0; i < r.size() && i < 8; ++i) s += (i ? ", " : "") + std::to_string(r[i]);
@@ -23,155 +36,654 @@ std::string list_ranks(const std::vector<int64_t>& r) {
   return s;
 }
 
-// The rank's trace ended well before the others' and without a clean shutdown.
-bool is_dead(const Context& ctx, int64_t rank, int64_t latest_other) {
-  const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(rank)];
-  if (!ri.has_file || ri.shutdown) return false;
-  return ctx.last_seen_ns(rank) + static_cast<int64_t>(ctx.th.dead_gap_s * 1e9) < latest_other;
+// Removes `ranks` (the culprits) from the consequences; drops emptied entries.
+void drop_ranks(std::vector<Consequence>& list, const std::vector<int64_t>& ranks) {
+  for (auto& q : list) {
+    std::erase_if(q.ranks, [&](int64_t x) {
+      return std::find(ranks.begin(), ranks.end(), x) != ranks.end();
+    });
+  }
+  std::erase_if(list, [](const Consequence& q) { return q.ranks.empty(); });
+}
+
+// How a rank's tracing ended.
+enum class End { kNoTrace, kClosed, kSignalled, kVanished };
+
+struct RankEnd {
+  End end = End::kNoTrace;
+  bool dead = false;  // the process ended while the job went on (crash, kill, early exit)
+  int64_t last_seen = kNever;
+};
+
+enum class RootKind { kMissing, kNoTrace, kDead, kStall, kStuck, kDesync, kCycle };
+
+struct Root {
+  RootKind kind;
+  int64_t rank = -1;  // kMissing, kNoTrace, kDead, kStall
+  int op = -1;        // kStall: the op that never started
+  int group = -1;     // kStuck, kDesync; the first group waiting on a rank root
+  std::set<int64_t> victims;
+  double waited_s = 0;
+};
+
+struct Outstanding {
+  int64_t rank = 0;
+  int comm = 0;
+  trace::OpRecord rec{};
+  int64_t enter = kNever;  // job time
+  bool started = false;    // the device started it
+  bool host_pending = false;
+  double waited_s = 0;  // from its arrival to the end of the rank's trace
+  int group = -1;
+};
+
+struct Group {
+  int comm = 0;
+  uint64_t seq = 0;
+  bool p2p = false;
+  int32_t src = -1, dst = -1;  // p2p: comm ranks
+  uint8_t op = 0;
+};
+
+class WaitGraph {
+ public:
+  explicit WaitGraph(const Context& ctx) : ctx_(ctx), set_(ctx.set) {}
+
+  void build();
+  void solve();
+  void report(std::vector<Finding>& out);
+
+ private:
+  // Node ids: ops [0, ops), groups, streams (one per op), ranks.
+  int op_node(int i) const { return i; }
+  int group_node(int g) const { return static_cast<int>(ops_.size()) + g; }
+  int stream_node(int i) const { return static_cast<int>(ops_.size() + groups_.size()) + i; }
+  int rank_node(int64_t r) const {
+    return static_cast<int>(2 * ops_.size() + groups_.size()) + static_cast<int>(r);
+  }
+  // One per group: "a member no trace names".
+  int unknown_node(int g) const {
+    return static_cast<int>(2 * ops_.size() + groups_.size() + set_.ranks.size()) + g;
+  }
+  int node_count() const {
+    return static_cast<int>(2 * ops_.size() + 2 * groups_.size() + set_.ranks.size());
+  }
+
+  void classify_ends();
+  void collect_outstanding();
+  int group_for(const Outstanding& o);
+  bool entered(int64_t rank, const Group& g) const;
+  bool done_by_others(const Outstanding& o) const;
+  const Outstanding* outstanding_of(int64_t rank, int group) const;
+  int add_root(Root r);
+  void edges();
+  std::string where(int group) const;
+  Finding root_finding(const Root& r, size_t id) const;
+
+  const Context& ctx_;
+  const TraceSet& set_;
+  std::vector<RankEnd> ends_;
+  std::vector<Outstanding> ops_;
+  std::vector<Group> groups_;
+  std::map<std::tuple<int, bool, int32_t, int32_t, uint64_t>, int> group_index_;
+  std::vector<std::vector<int>> by_rank_;  // outstanding op indices per rank, by enter time
+  std::vector<std::vector<int>> deps_;
+  std::vector<int> root_of_node_;  // root id if the node is a root, else -1
+  std::vector<Root> roots_;
+  std::vector<std::vector<int>> reach_;  // root ids each node leads to
+  std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
+};
+
+void WaitGraph::classify_ends() {
+  ends_.resize(set_.ranks.size());
+  int64_t latest = kNever;
+  bool any_closed = false;
+  for (const auto& ri : set_.ranks) {
+    if (!ri.has_file) continue;
+    RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
+    e.last_seen = ctx_.last_seen_ns(ri.rank);
+    e.end = !ri.shutdown ? End::kVanished : ri.last_signal != 0 ? End::kSignalled : End::kClosed;
+    latest = std::max(latest, e.last_seen);
+    any_closed = any_closed || ri.shutdown;
+  }
+  const int64_t gap = static_cast<int64_t>(ctx_.th.dead_gap_s * 1e9);
+  for (RankEnd& e : ends_) {
+    // A trace without a clean end, while other ranks closed theirs (on a
+    // signal from the launcher, or normally) or went on well beyond it: the
+    // process died (SIGKILL, abort, segfault) and the probe could not close it.
+    if (e.end == End::kVanished) e.dead = any_closed || e.last_seen < latest - gap;
+  }
+}
+
+void WaitGraph::collect_outstanding() {
+  by_rank_.resize(set_.ranks.size());
+  for (const auto& ri : set_.ranks) {
+    if (!ri.has_file || ends_[static_cast<size_t>(ri.rank)].dead) continue;
+    for (const auto& rec : ri.pending) {
+      const CommInfo* c = set_.comm(rec.comm_id);
+      if (c == nullptr || rec.status == static_cast<uint8_t>(OpStatus::kComplete) ||
+          rec.status == static_cast<uint8_t>(OpStatus::kAbandoned))
+        continue;
+      Outstanding o;
+      o.rank = ri.rank;
+      o.comm = c->index;
+      o.rec = rec;
+      const OpTimes t = op_times(ri, rec);
+      if (t.arrival == kNever) continue;
+      o.enter = ri.to_job(rec.t_enter_ns);
+      if (o.enter == trace::kUnknownTime) o.enter = t.arrival;
+      o.started = rec.t_dev_start_ns != trace::kUnknownTime;
+      o.host_pending = rec.status == static_cast<uint8_t>(OpStatus::kHostPending);
+      const int64_t end = ends_[static_cast<size_t>(ri.rank)].last_seen;
+      o.waited_s = end > t.arrival ? static_cast<double>(end - t.arrival) / 1e9 : 0;
+      o.group = group_for(o);
+      if (o.group < 0) continue;
+      ops_.push_back(o);
+    }
+  }
+  std::vector<int> order(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return ops_[static_cast<size_t>(a)].enter < ops_[static_cast<size_t>(b)].enter;
+  });
+  for (int i : order) by_rank_[static_cast<size_t>(ops_[static_cast<size_t>(i)].rank)].push_back(i);
+}
+
+int WaitGraph::group_for(const Outstanding& o) {
+  const CommInfo& c = set_.comms[static_cast<size_t>(o.comm)];
+  Group g;
+  g.comm = o.comm;
+  g.op = o.rec.op;
+  if (trace::is_p2p(static_cast<OpKind>(o.rec.op))) {
+    const int me = set_.comm_rank_of(c, o.rank);
+    if (me < 0 || o.rec.peer < 0 || o.rec.peer >= c.nranks) return -1;
+    const bool send = static_cast<OpKind>(o.rec.op) == OpKind::kSend;
+    g.p2p = true;
+    g.src = send ? me : o.rec.peer;
+    g.dst = send ? o.rec.peer : me;
+    g.seq = o.rec.peer_seq;
+  } else {
+    g.seq = o.rec.seq;
+  }
+  auto [it, inserted] = group_index_.emplace(std::make_tuple(g.comm, g.p2p, g.src, g.dst, g.seq),
+                                             static_cast<int>(groups_.size()));
+  if (inserted) groups_.push_back(g);
+  return it->second;
+}
+
+bool WaitGraph::entered(int64_t rank, const Group& g) const {
+  const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+  if (g.p2p) {
+    const int64_t src = c.members[static_cast<size_t>(g.src)];
+    const P2PChannel ch = ctx_.groups.p2p_channel(g.comm, g.src, g.dst);
+    return static_cast<int64_t>(g.seq) <= (rank == src ? ch.sent : ch.received);
+  }
+  const RankCommProgress* p = ctx_.groups.progress()[static_cast<size_t>(rank)].find(g.comm);
+  return p != nullptr && p->max_seq_entered >= static_cast<int64_t>(g.seq);
+}
+
+// Every other traced member of the op finished it: this rank's copy is done
+// too as far as the others are concerned (or its snapshot is stale).
+bool WaitGraph::done_by_others(const Outstanding& o) const {
+  const Group& g = groups_[static_cast<size_t>(o.group)];
+  if (g.p2p) return false;
+  const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+  bool others = false;
+  for (int64_t m : c.members) {
+    if (m < 0 || m == o.rank || !set_.ranks[static_cast<size_t>(m)].has_file) continue;
+    const RankCommProgress* p = ctx_.groups.progress()[static_cast<size_t>(m)].find(g.comm);
+    if (p == nullptr || p->max_seq_completed < static_cast<int64_t>(g.seq)) return false;
+    others = true;
+  }
+  return others;
+}
+
+const Outstanding* WaitGraph::outstanding_of(int64_t rank, int group) const {
+  for (int i : by_rank_[static_cast<size_t>(rank)]) {
+    if (ops_[static_cast<size_t>(i)].group == group) return &ops_[static_cast<size_t>(i)];
+  }
+  return nullptr;
+}
+
+int WaitGraph::add_root(Root r) {
+  roots_.push_back(std::move(r));
+  return static_cast<int>(roots_.size()) - 1;
+}
+
+void WaitGraph::edges() {
+  deps_.assign(static_cast<size_t>(node_count()), {});
+  root_of_node_.assign(static_cast<size_t>(node_count()), -1);
+  cross_stream_only_.assign(ops_.size(), false);
+  const double min_wait = ctx_.th.hang_min_wait_s;
+
+  // An op waits for its group (and, if its device never started it, its stream).
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Outstanding& o = ops_[i];
+    auto& d = deps_[static_cast<size_t>(op_node(static_cast<int>(i)))];
+    if (!done_by_others(o)) d.push_back(group_node(o.group));
+    if (!o.started) d.push_back(stream_node(static_cast<int>(i)));
+  }
+  // A stream waits for the rank's earlier outstanding ops: the last one on the
+  // same stream for certain; otherwise those on other streams (event waits).
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Outstanding& o = ops_[i];
+    if (o.started) continue;
+    auto& d = deps_[static_cast<size_t>(stream_node(static_cast<int>(i)))];
+    int same = -1;
+    std::vector<int> other;
+    for (int j : by_rank_[static_cast<size_t>(o.rank)]) {
+      const Outstanding& e = ops_[static_cast<size_t>(j)];
+      if (j == static_cast<int>(i) || e.enter > o.enter) continue;
+      if (e.enter == o.enter && j > static_cast<int>(i)) continue;
+      if (done_by_others(e) && e.started) continue;
+      if (e.rec.stream == o.rec.stream) {
+        same = j;
+      } else {
+        other.push_back(j);
+      }
+    }
+    if (same >= 0) {
+      d.push_back(op_node(same));
+    } else if (!other.empty()) {
+      for (int j : other) d.push_back(op_node(j));
+      cross_stream_only_[i] = true;
+    } else {
+      Root r{RootKind::kStall};
+      r.rank = o.rank;
+      r.op = static_cast<int>(i);
+      root_of_node_[static_cast<size_t>(stream_node(static_cast<int>(i)))] = add_root(r);
+    }
+  }
+  // A group waits for dead members, members that have not entered it, and
+  // members whose device has not started it.
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const Group& g = groups_[gi];
+    const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+    auto& d = deps_[static_cast<size_t>(group_node(static_cast<int>(gi)))];
+    if (!g.p2p) {
+      const GroupAgg* agg = ctx_.groups.group(g.comm, g.seq);
+      if (agg != nullptr && agg->mismatch) {
+        Root r{RootKind::kDesync};
+        r.group = static_cast<int>(gi);
+        root_of_node_[static_cast<size_t>(group_node(static_cast<int>(gi)))] = add_root(r);
+        continue;
+      }
+    }
+    std::vector<int64_t> members;
+    if (g.p2p) {
+      members = {c.members[static_cast<size_t>(g.src)], c.members[static_cast<size_t>(g.dst)]};
+    } else {
+      members = c.members;
+    }
+    for (int64_t m : members) {
+      if (m < 0 || !set_.ranks[static_cast<size_t>(m)].has_file ||
+          ends_[static_cast<size_t>(m)].dead) {
+        d.push_back(m < 0 ? -1 : rank_node(m));
+        continue;
+      }
+      if (!entered(m, g)) {
+        d.push_back(rank_node(m));
+        continue;
+      }
+      const Outstanding* mo = outstanding_of(m, static_cast<int>(gi));
+      if (mo != nullptr && !mo->started)
+        d.push_back(stream_node(static_cast<int>(mo - ops_.data())));
+    }
+    // An unknown member (no trace says who it is) is a root of its own.
+    if (std::find(d.begin(), d.end(), -1) != d.end()) {
+      d.erase(std::remove(d.begin(), d.end(), -1), d.end());
+      Root r{RootKind::kNoTrace};
+      r.group = static_cast<int>(gi);
+      const int u = unknown_node(static_cast<int>(gi));
+      root_of_node_[static_cast<size_t>(u)] = add_root(r);
+      d.push_back(u);
+    }
+    if (d.empty()) {
+      Root r{RootKind::kStuck};
+      r.group = static_cast<int>(gi);
+      root_of_node_[static_cast<size_t>(group_node(static_cast<int>(gi)))] = add_root(r);
+    }
+  }
+  // A rank that has not entered waits for its own stuck ops, if any.
+  for (const auto& ri : set_.ranks) {
+    const int n = rank_node(ri.rank);
+    const RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
+    Root r{RootKind::kMissing};
+    r.rank = ri.rank;
+    if (!ri.has_file) {
+      r.kind = RootKind::kNoTrace;
+    } else if (e.dead) {
+      r.kind = RootKind::kDead;
+    } else {
+      for (int j : by_rank_[static_cast<size_t>(ri.rank)]) {
+        const Outstanding& o = ops_[static_cast<size_t>(j)];
+        if (o.waited_s >= min_wait && !done_by_others(o))
+          deps_[static_cast<size_t>(n)].push_back(op_node(j));
+      }
+      if (!deps_[static_cast<size_t>(n)].empty()) continue;
+    }
+    root_of_node_[static_cast<size_t>(n)] = add_root(r);
+  }
+}
+
+// Every node's set of reachable roots, by fixed point over the dependencies.
+// Nodes that reach no root only lead into cycles.
+void WaitGraph::solve() {
+  for (int pass = 0; pass < 2; ++pass) {
+    const size_t n = deps_.size();
+    reach_.assign(n, {});
+    for (size_t v = 0; v < n; ++v) {
+      if (root_of_node_[v] >= 0) reach_[v] = {root_of_node_[v]};
+    }
+    bool changed = true;
+    for (size_t iter = 0; changed && iter <= n; ++iter) {
+      changed = false;
+      for (size_t v = 0; v < n; ++v) {
+        if (root_of_node_[v] >= 0) continue;
+        for (int d : deps_[v]) {
+          for (int r : reach_[static_cast<size_t>(d)]) {
+            auto& mine = reach_[v];
+            if (std::find(mine.begin(), mine.end(), r) == mine.end() && mine.size() < 16) {
+              mine.push_back(r);
+              changed = true;
+            }
+          }
+        }
+      }
+    }
+    if (pass == 1) break;
+    // A stream waiting only on other streams' ops that lead nowhere but back
+    // to it: the event-wait guess was wrong, the stream itself stalled.
+    bool retry = false;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const size_t s = static_cast<size_t>(stream_node(static_cast<int>(i)));
+      if (cross_stream_only_[i] && reach_[s].empty()) {
+        Root r{RootKind::kStall};
+        r.rank = ops_[i].rank;
+        r.op = static_cast<int>(i);
+        root_of_node_[s] = add_root(r);
+        deps_[s].clear();
+        retry = true;
+      }
+    }
+    if (!retry) break;
+  }
+}
+
+std::string WaitGraph::where(int group) const {
+  const Group& g = groups_[static_cast<size_t>(group)];
+  const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+  const std::string op = trace::op_kind_name(static_cast<OpKind>(g.op));
+  if (g.p2p) {
+    return op + " #" + std::to_string(g.seq) + " from rank " +
+           std::to_string(c.members[static_cast<size_t>(g.src)]) + " to rank " +
+           std::to_string(c.members[static_cast<size_t>(g.dst)]) + " on " + c.label;
+  }
+  return op + " #" + std::to_string(g.seq) + " on " + c.label;
+}
+
+void WaitGraph::build() {
+  classify_ends();
+  collect_outstanding();
+  edges();
+}
+
+Finding WaitGraph::root_finding(const Root& r, size_t id) const {
+  Finding f;
+  f.kind = "hang";
+  f.severity = 1.0;
+  f.cost_s = r.waited_s;
+  // The first group (by arrival) waiting on this root: where it shows.
+  int first = r.group;
+  if (r.kind == RootKind::kStall) first = ops_[static_cast<size_t>(r.op)].group;
+  if (first < 0) {
+    int64_t best = INT64_MAX;
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      const auto& reach = reach_[static_cast<size_t>(group_node(static_cast<int>(gi)))];
+      if (std::find(reach.begin(), reach.end(), static_cast<int>(id)) == reach.end()) continue;
+      for (const auto& o : ops_) {
+        if (o.group == static_cast<int>(gi) && o.enter < best) {
+          best = o.enter;
+          first = static_cast<int>(gi);
+        }
+      }
+    }
+  }
+  const std::string waiting = std::to_string(r.victims.size()) + " rank" +
+                              (r.victims.size() == 1 ? "" : "s") + " waited for it up to " +
+                              fmt("%.0f", r.waited_s) + " s";
+  if (first >= 0) {
+    const Group& g = groups_[static_cast<size_t>(first)];
+    const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+    f.comm = c.id;
+    f.comm_label = c.label;
+    f.seq = g.seq;
+    f.extra["op"] = trace::op_kind_name(static_cast<OpKind>(g.op));
+  }
+  const std::string at = first >= 0 ? where(first) : std::string("its next op");
+  switch (r.kind) {
+    case RootKind::kMissing: {
+      f.subkind = "missing_rank";
+      f.ranks = {r.rank};
+      f.confidence = 0.9;
+      std::string state =
+          "it is stuck before this call, in its own code (or a call ringside does not trace).";
+      for (int j : by_rank_[static_cast<size_t>(r.rank)]) {
+        const Outstanding& o = ops_[static_cast<size_t>(j)];
+        if (o.host_pending && o.waited_s >= ctx_.th.hang_min_wait_s) {
+          state = "it is stuck inside its call of " + where(o.group) +
+                  ", which never returned although its peers completed that op.";
+          break;
+        }
+      }
+      f.evidence = "Rank " + std::to_string(r.rank) + " never entered " + at + "; " + waiting +
+                   ". Its trace goes on to the end (the process was alive): " + state;
+      break;
+    }
+    case RootKind::kNoTrace:
+      f.subkind = "missing_rank";
+      if (r.rank >= 0) f.ranks = {r.rank};
+      f.confidence = 0.7;
+      f.evidence = (r.rank >= 0 ? "Rank " + std::to_string(r.rank) : std::string("A member")) +
+                   " never entered " + at + "; " + waiting +
+                   ". There is no trace for it, so whether it died is unknown.";
+      break;
+    case RootKind::kDead: {
+      f.subkind = "dead_rank";
+      f.ranks = {r.rank};
+      f.confidence = 0.9;
+      const RankEnd& e = ends_[static_cast<size_t>(r.rank)];
+      int64_t latest = kNever;
+      std::vector<int64_t> signalled;
+      for (const auto& ri : set_.ranks) {
+        if (!ri.has_file || ri.rank == r.rank) continue;
+        latest = std::max(latest, ends_[static_cast<size_t>(ri.rank)].last_seen);
+        if (ri.last_signal != 0) signalled.push_back(ri.rank);
+      }
+      std::string how =
+          e.last_seen == kNever || latest == kNever
+              ? std::string("its trace holds nothing after its start and no shutdown record")
+              : "its trace ends " + fmt("%.0f", static_cast<double>(latest - e.last_seen) / 1e9) +
+                    " s before the others' with no shutdown record";
+      if (!signalled.empty()) {
+        how += ", while " + std::to_string(signalled.size()) +
+               " other ranks recorded the signal that ended them (the launcher tore the job down "
+               "after this process died)";
+      }
+      f.evidence =
+          "Rank " + std::to_string(r.rank) + " died: " + how +
+          " (crashed or killed: abort, segfault, OOM kill)" +
+          (r.victims.empty() ? std::string(".")
+                             : std::string("; it never entered ") + at + " and " + waiting + ".");
+      break;
+    }
+    case RootKind::kStall: {
+      const Outstanding& o = ops_[static_cast<size_t>(r.op)];
+      f.subkind = "gpu_stall";
+      f.ranks = {r.rank};
+      f.confidence = 0.85;
+      f.evidence = "On rank " + std::to_string(r.rank) + " the GPU never started " + at +
+                   " (enqueued " + fmt("%.0f", o.waited_s) +
+                   " s before the end of its trace, nothing earlier outstanding on its streams); " +
+                   waiting + ": a stalled GPU or stream.";
+      break;
+    }
+    case RootKind::kStuck: {
+      const Group& g = groups_[static_cast<size_t>(r.group)];
+      const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+      f.subkind = "all_stuck";
+      if (g.p2p) {
+        f.ranks = {c.members[static_cast<size_t>(g.src)], c.members[static_cast<size_t>(g.dst)]};
+      } else {
+        for (int64_t m : c.members)
+          if (m >= 0) f.ranks.push_back(m);
+      }
+      std::sort(f.ranks.begin(), f.ranks.end());
+      f.confidence = 0.85;
+      f.evidence =
+          "Every member entered " + at + " and its GPU started it, but none completed it in " +
+          fmt("%.0f", r.waited_s) +
+          " s: the transfer itself is stuck (network, NCCL or driver), not a missing rank.";
+      for (int ni : c.nodes) f.nodes.push_back(set_.nodes[static_cast<size_t>(ni)]);
+      break;
+    }
+    case RootKind::kCycle:
+    case RootKind::kDesync:
+      break;
+  }
+  if (f.nodes.empty() && r.kind != RootKind::kStuck) f.nodes = ctx_.nodes_of(f.ranks);
+  f.extra["waited_s"] = r.waited_s;
+  return f;
+}
+
+void WaitGraph::report(std::vector<Finding>& out) {
+  const double min_wait = ctx_.th.hang_min_wait_s;
+  // Victims: live ranks with an op stuck long enough, by the roots it leads to.
+  std::vector<std::set<int>> blocked_by(roots_.size() + 1);
+  std::vector<std::map<int, std::pair<std::set<int64_t>, double>>> where_by_root(roots_.size() + 1);
+  const int cycle_id = static_cast<int>(roots_.size());
+  std::set<int64_t> cycle_ranks;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Outstanding& o = ops_[i];
+    if (o.waited_s < min_wait) continue;
+    const auto& reach = reach_[static_cast<size_t>(op_node(static_cast<int>(i)))];
+    if (deps_[static_cast<size_t>(op_node(static_cast<int>(i)))].empty()) continue;
+    std::vector<int> ids = reach;
+    if (ids.empty()) {
+      ids = {cycle_id};
+      cycle_ranks.insert(o.rank);
+    }
+    for (int id : ids) {
+      if (id < cycle_id) {
+        Root& r = roots_[static_cast<size_t>(id)];
+        if (r.rank == o.rank) continue;  // a root is not its own victim
+        r.victims.insert(o.rank);
+        r.waited_s = std::max(r.waited_s, o.waited_s);
+      }
+      // Each victim is listed once per root, at its earliest stuck op.
+      auto& w = where_by_root[static_cast<size_t>(id)];
+      bool listed = false;
+      for (const auto& [g, v] : w) listed = listed || v.first.count(o.rank);
+      if (listed) continue;
+      auto& entry = w[o.group];
+      entry.first.insert(o.rank);
+      entry.second = std::max(entry.second, o.waited_s);
+    }
+  }
+  auto consequences = [&](int id, int64_t except) {
+    std::vector<Consequence> list;
+    for (const auto& [gi, v] : where_by_root[static_cast<size_t>(id)]) {
+      const Group& g = groups_[static_cast<size_t>(gi)];
+      const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+      Consequence q;
+      for (int64_t r : v.first)
+        if (r != except) q.ranks.push_back(r);
+      if (q.ranks.empty()) continue;
+      q.comm = c.id;
+      q.comm_label = c.label;
+      q.seq = g.seq;
+      q.op = trace::op_kind_name(static_cast<OpKind>(g.op));
+      q.waited_s = v.second;
+      list.push_back(std::move(q));
+    }
+    std::sort(list.begin(), list.end(),
+              [](const Consequence& a, const Consequence& b) { return a.waited_s > b.waited_s; });
+    return list;
+  };
+
+  // Findings: roots that hold someone up, plus dead processes nobody waited on
+  // yet (a job torn down right after a crash).  Roots of one kind on the same
+  // op merge into one finding.
+  std::map<std::tuple<int, uint64_t, uint64_t>, size_t> merged;
+  for (size_t id = 0; id < roots_.size(); ++id) {
+    const Root& r = roots_[id];
+    const bool lone_dead = r.kind == RootKind::kDead && r.victims.empty();
+    if (r.victims.empty() && !lone_dead) continue;
+    if (r.kind == RootKind::kDesync) {
+      const Group& g = groups_[static_cast<size_t>(r.group)];
+      const uint64_t cid = set_.comms[static_cast<size_t>(g.comm)].id;
+      for (auto& f : out) {
+        if (f.kind == "desync" && f.comm == cid) {
+          auto more = consequences(static_cast<int>(id), -1);
+          f.consequences.insert(f.consequences.end(), more.begin(), more.end());
+          drop_ranks(f.consequences, f.ranks);
+          f.cost_s = std::max(f.cost_s, r.waited_s);
+        }
+      }
+      continue;
+    }
+    Finding f = root_finding(r, id);
+    f.consequences = consequences(static_cast<int>(id), r.rank);
+    // Ranks missing from (or dead before) the same op are one finding.
+    if ((r.kind == RootKind::kMissing || r.kind == RootKind::kNoTrace ||
+         r.kind == RootKind::kDead) &&
+        f.comm) {
+      const auto key = std::make_tuple(static_cast<int>(r.kind), *f.comm, f.seq.value_or(0));
+      auto it = merged.find(key);
+      if (it != merged.end()) {
+        Finding& into = out[it->second];
+        into.ranks.insert(into.ranks.end(), f.ranks.begin(), f.ranks.end());
+        std::sort(into.ranks.begin(), into.ranks.end());
+        into.nodes = ctx_.nodes_of(into.ranks);
+        into.consequences.insert(into.consequences.end(), f.consequences.begin(),
+                                 f.consequences.end());
+        drop_ranks(into.consequences, into.ranks);
+        continue;
+      }
+      merged[key] = out.size();
+    }
+    f.next_command = next_command_for_hang(ctx_, f);
+    out.push_back(std::move(f));
+  }
+  if (!cycle_ranks.empty()) {
+    Finding f;
+    f.kind = "hang";
+    f.subkind = "cycle";
+    f.ranks.assign(cycle_ranks.begin(), cycle_ranks.end());
+    f.nodes = ctx_.nodes_of(f.ranks);
+    f.severity = 1.0;
+    f.confidence = 0.75;
+    f.consequences = consequences(cycle_id, -1);
+    double waited = 0;
+    for (const auto& q : f.consequences) waited = std::max(waited, q.waited_s);
+    f.cost_s = waited;
+    f.extra["waited_s"] = waited;
+    f.evidence = "Ranks " + list_ranks(f.ranks) +
+                 " wait for each other: each is stuck in an op that another of them has not "
+                 "entered, on different communicators or streams (the ranks issue their "
+                 "collectives in different orders).";
+    f.next_command = next_command_for_hang(ctx_, f);
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace
 
 void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
-  const TraceSet& set = ctx.set;
-  int64_t latest = kNever;
-  for (const auto& ri : set.ranks)
-    if (ri.has_file) latest = std::max(latest, ctx.last_seen_ns(ri.rank));
-  std::set<int64_t> reported_dead;
-
-  for (const auto& c : set.comms) {
-    const auto& groups = ctx.groups.comms()[static_cast<size_t>(c.index)].groups;
-    for (size_t seq = 0; seq < groups.size(); ++seq) {
-      const GroupAgg& g = groups[seq];
-      if (g.entered == 0) continue;
-      // Done when every member with a trace finished it (members without a
-      // trace cannot be judged op by op).
-      if (g.completed == g.entered && g.entered >= c.present) continue;
-      if (g.mismatch) break;  // a desync: reported by the desync detector
-      // How long the members that entered have been waiting at the end of their traces.
-      std::vector<int64_t> entered, absent;
-      int64_t waited = 0;
-      for (int64_t m : c.members) {
-        if (m < 0) continue;
-        const RankCommProgress* p = ctx.groups.progress()[static_cast<size_t>(m)].find(c.index);
-        if (p != nullptr && p->max_seq_entered >= static_cast<int64_t>(seq)) {
-          entered.push_back(m);
-          waited = std::max(waited, ctx.last_seen_ns(m) - g.min_arrival);
-        } else {
-          absent.push_back(m);
-        }
-      }
-      for (int i = static_cast<int>(c.members.size()); i < c.nranks; ++i) absent.push_back(-1);
-      const double waited_s = static_cast<double>(waited) / 1e9;
-      if (waited_s < ctx.th.hang_min_wait_s) break;  // in flight when the trace was written
-
-      Finding f;
-      f.kind = "hang";
-      f.comm = c.id;
-      f.comm_label = c.label;
-      f.seq = seq;
-      f.severity = 1.0;
-      f.cost_s = waited_s;
-      const std::string opname = trace::op_kind_name(static_cast<trace::OpKind>(g.op));
-      const std::string where = opname + " #" + std::to_string(seq) + " on " + c.label + " (" +
-                                std::to_string(c.nranks) + " ranks)";
-      if (!absent.empty()) {
-        std::vector<int64_t> dead, missing_file, alive;
-        for (int64_t a : absent) {
-          if (a < 0 || !set.ranks[static_cast<size_t>(a)].has_file)
-            missing_file.push_back(a);
-          else if (is_dead(ctx, a, latest))
-            dead.push_back(a);
-          else
-            alive.push_back(a);
-        }
-        if (!dead.empty()) {
-          f.subkind = "dead_rank";
-          f.ranks = dead;
-          for (int64_t d : dead) reported_dead.insert(d);
-          const int64_t ended = latest - ctx.last_seen_ns(dead.front());
-          f.evidence = "Rank " + list_ranks(dead) + " never entered " + where + " and " +
-                       (dead.size() == 1 ? "its trace ends " : "their traces end ") +
-                       fmt("%.0f", ended / 1e9) +
-                       " s before the others' with no shutdown record (crashed or killed); " +
-                       std::to_string(entered.size()) + " ranks waited in it for " +
-                       fmt("%.0f", waited_s) + " s.";
-          f.confidence = 0.9;
-        } else {
-          f.subkind = "missing_rank";
-          f.ranks = alive.empty() ? missing_file : alive;
-          f.ranks.erase(std::remove(f.ranks.begin(), f.ranks.end(), -1), f.ranks.end());
-          f.evidence =
-              "Rank " + list_ranks(f.ranks) + " never entered " + where + " while " +
-              std::to_string(entered.size()) + " ranks have waited in it for " +
-              fmt("%.0f", waited_s) + " s; " +
-              (alive.empty()
-                   ? std::string("there is no trace for it, so whether it died is unknown.")
-                   : std::string("its trace continues (the process was alive): it is stuck "
-                                 "before this call, in its own code or another communicator."));
-          f.confidence = alive.empty() ? 0.7 : 0.9;
-        }
-      } else {
-        std::vector<int64_t> stalled;
-        for (int64_t m : c.members) {
-          for (const auto& op : set.ranks[static_cast<size_t>(m)].pending) {
-            if (op.comm_id == c.id && op.seq == seq && op.t_dev_start_ns == trace::kUnknownTime &&
-                op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending)) {
-              stalled.push_back(m);
-            }
-          }
-        }
-        if (g.not_started > 0 && static_cast<int>(stalled.size()) < c.nranks) {
-          f.subkind = "gpu_stall";
-          f.ranks = stalled;
-          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where +
-                       ", but on rank " + list_ranks(stalled) +
-                       " the GPU never started it (enqueued on the host, no device start after " +
-                       fmt("%.0f", waited_s) +
-                       " s) while the others' kernels wait for it: a stalled GPU or stream.";
-          f.confidence = 0.85;
-        } else {
-          f.subkind = "all_stuck";
-          f.ranks = entered;
-          f.evidence = "All " + std::to_string(c.nranks) + " ranks entered " + where +
-                       " and none completed it in " + fmt("%.0f", waited_s) +
-                       " s: the collective itself is stuck (network, NCCL or driver), not a "
-                       "missing rank.";
-          f.confidence = 0.85;
-        }
-      }
-      f.nodes = f.subkind == "all_stuck" ? std::vector<std::string>{} : ctx.nodes_of(f.ranks);
-      if (f.subkind == "all_stuck") {
-        for (int ni : c.nodes) f.nodes.push_back(set.nodes[static_cast<size_t>(ni)]);
-      }
-      f.extra["waited_s"] = waited_s;
-      f.extra["entered"] = entered.size();
-      f.extra["op"] = opname;
-      f.next_command = next_command_for_hang(ctx, f);
-      out.push_back(std::move(f));
-      break;  // later ops of this comm are consequences
-    }
-  }
-  // Ranks whose traces stop early even where no one waited on them yet.
-  for (const auto& ri : set.ranks) {
-    if (!ri.has_file || reported_dead.count(ri.rank) || !is_dead(ctx, ri.rank, latest)) continue;
-    bool in_hang = false;
-    for (const auto& f : out)
-      in_hang = in_hang || std::find(f.ranks.begin(), f.ranks.end(), ri.rank) != f.ranks.end();
-    if (in_hang) continue;
-    Finding f;
-    f.kind = "hang";
-    f.subkind = "dead_rank";
-    f.ranks = {ri.rank};
-    f.nodes = {ri.node};
-    f.severity = 0.9;
-    f.confidence = 0.7;
-    f.evidence = "The trace of " + ctx.describe_rank(ri.rank) + " ends " +
-                 fmt("%.0f", static_cast<double>(latest - ctx.last_seen_ns(ri.rank)) / 1e9) +
-                 " s before the others' with no shutdown record: the process died or was killed.";
-    f.next_command = next_command_for_hang(ctx, f);
-    out.push_back(std::move(f));
-  }
+  WaitGraph graph(ctx);
+  graph.build();
+  graph.solve();
+  graph.report(out);
 }
 
 }  // namespace ringside::analysis

@@ -67,7 +67,10 @@ struct CommInfo {
   std::vector<int> nodes;        // node indices of the known members
   int present = 0;               // members with a readable trace
   bool intra_node = true;
-  std::string label;  // "world", "split 0x.. color 3", ...
+  // Inferred from membership after the ops are matched (match/comm_roles.h):
+  // "world", "tp", "pp", "dp", or "" when nothing fits.
+  std::string role;
+  std::string label;  // "world", "tp[4,5] on node2", "dp{1,3,5,7}", ...
 
   std::string id_hex() const;
 };

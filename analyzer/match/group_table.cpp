@@ -107,7 +107,17 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   prog.first_arrival = std::min(prog.first_arrival, t.arrival);
   prog.last_activity = std::max({prog.last_activity, t.arrival, t.end});
   if (trace::is_p2p(static_cast<OpKind>(op.op))) {
-    if (!from_pending) add_p2p(rank, comm, op, t);
+    const int me = set_.comm_rank_of(comm, rank.rank);
+    if (me >= 0 && op.peer >= 0 && op.peer < comm.nranks) {
+      const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
+      P2PChannel& ch = channels_[{ci, send ? me : op.peer, send ? op.peer : me}];
+      int64_t& side = send ? ch.sent : ch.received;
+      side = std::max(side, static_cast<int64_t>(op.peer_seq));
+    }
+    if (!from_pending) {
+      ++comms_[static_cast<size_t>(ci)].p2p_ops;
+      add_p2p(rank, comm, op, t);
+    }
     if (t.end != kNever) prev_end = std::max(prev_end, t.end);
     return;
   }
@@ -116,6 +126,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   const int64_t seq = static_cast<int64_t>(op.seq);
   if (from_pending && seq <= rc.max_seq_entered) return;  // already in /ops
   ++rc.ops;
+  ++comms_[static_cast<size_t>(ci)].collective_ops;
   rc.max_seq_entered = std::max(rc.max_seq_entered, seq);
   rc.last_arrival = std::max(rc.last_arrival, t.arrival);
   if (t.end != kNever) rc.max_seq_completed = std::max(rc.max_seq_completed, seq);
@@ -205,6 +216,11 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
     ++s.count;
   }
   p2p_open_.erase(key);
+}
+
+P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {
+  auto it = channels_.find({comm, src, dst});
+  return it == channels_.end() ? P2PChannel{} : it->second;
 }
 
 void GroupTable::finalize() {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -56,6 +57,15 @@ struct GroupAgg {
 
 struct CommGroups {
   std::vector<GroupAgg> groups;  // index = seq
+  uint64_t collective_ops = 0;   // records of collectives seen on this comm (all ranks)
+  uint64_t p2p_ops = 0;          // records of send/recv
+};
+
+// How far the two sides of one send/recv channel (comm, sender, receiver) got:
+// the highest per-peer sequence number each side entered, -1 if none.
+struct P2PChannel {
+  int64_t sent = -1;
+  int64_t received = -1;
 };
 
 // Per (rank, comm): how far the rank got.
@@ -116,6 +126,8 @@ class GroupTable {
   // (comm, seq) of groups whose members called different things.
   const std::vector<std::pair<int, uint64_t>>& mismatches() const { return mismatches_; }
   size_t unmatched_p2p() const { return p2p_open_.size(); }
+  // The channel from comm rank `src` to comm rank `dst` of comm index `comm`.
+  P2PChannel p2p_channel(int comm, int32_t src, int32_t dst) const;
 
  private:
   struct P2PKey {
@@ -151,6 +163,7 @@ class GroupTable {
   std::vector<P2PStats> p2p_done_;
   std::vector<CommLinkStats> links_;
   std::vector<std::pair<int, uint64_t>> mismatches_;
+  std::map<std::tuple<int, int32_t, int32_t>, P2PChannel> channels_;
   uint64_t records_ = 0;
 };
 

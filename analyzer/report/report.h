@@ -15,6 +15,17 @@ namespace ringside::analysis {
 
 inline constexpr const char* kReportSchema = "ringside.report/1";
 
+// Ranks held up by a root cause (a hang's victims): where they wait.  Folded
+// under the root; never a finding of their own.
+struct Consequence {
+  std::vector<int64_t> ranks;
+  std::optional<uint64_t> comm;
+  std::string comm_label;
+  std::optional<uint64_t> seq;
+  std::string op;       // "all_reduce", "send", ...
+  double waited_s = 0;  // the longest wait among these ranks
+};
+
 struct Finding {
   std::string kind;     // straggler imbalance slow_link hang desync gpu_health missing_trace
   std::string subkind;  // hangs: missing_rank all_stuck gpu_stall dead_rank; others: detail
@@ -23,11 +34,14 @@ struct Finding {
   std::optional<uint64_t> comm;  // comm id
   std::string comm_label;
   std::optional<uint64_t> seq;
-  double severity = 0;    // [0,1]
-  double confidence = 0;  // [0,1]
-  std::string evidence;   // one or two sentences
-  double cost_s = 0;      // time it cost the job (what-if), 0 if not a slowdown
+  std::string comm_role;              // "tp", "pp", "dp", "world" or "" (match/comm_roles.h)
+  std::vector<int64_t> comm_members;  // global ranks of the comm, where relevant
+  double severity = 0;                // [0,1]
+  double confidence = 0;              // [0,1]
+  std::string evidence;               // one or two sentences
+  double cost_s = 0;                  // time it cost the job (what-if), 0 if not a slowdown
   std::string next_command;
+  std::vector<Consequence> consequences;            // hangs and desyncs: who waits on this root
   nlohmann::json extra = nlohmann::json::object();  // kind-specific fields
 };
 

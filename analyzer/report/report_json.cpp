@@ -20,11 +20,24 @@ nlohmann::json finding_json(const Finding& f) {
   j["comm"] = f.comm ? nlohmann::json(hex(*f.comm)) : nlohmann::json(nullptr);
   if (!f.comm_label.empty()) j["comm_label"] = f.comm_label;
   j["seq"] = f.seq ? nlohmann::json(*f.seq) : nlohmann::json(nullptr);
+  if (f.comm) {
+    j["comm_role"] = f.comm_role;
+    j["comm_members"] = f.comm_members;
+  }
   j["severity"] = f.severity;
   j["confidence"] = f.confidence;
   j["evidence"] = f.evidence;
   j["cost_s"] = f.cost_s;
   j["next_command"] = f.next_command;
+  j["consequences"] = nlohmann::json::array();
+  for (const Consequence& c : f.consequences) {
+    j["consequences"].push_back({{"ranks", c.ranks},
+                                 {"comm", c.comm ? nlohmann::json(hex(*c.comm)) : nullptr},
+                                 {"comm_label", c.comm_label},
+                                 {"seq", c.seq ? nlohmann::json(*c.seq) : nullptr},
+                                 {"op", c.op},
+                                 {"waited_s", c.waited_s}});
+  }
   for (auto it = f.extra.begin(); it != f.extra.end(); ++it) j[it.key()] = it.value();
   return j;
 }

@@ -14,6 +14,25 @@ std::string join_ranks(const std::vector<int64_t>& r) {
   return s;
 }
 
+// The ranks a root holds up, folded under it: one line per op they wait in.
+void render_consequences(const Finding& f, std::ostream& out) {
+  if (f.consequences.empty()) return;
+  size_t ranks = 0;
+  for (const auto& c : f.consequences) ranks += c.ranks.size();
+  out << "   consequences: " << ranks << " rank" << (ranks == 1 ? "" : "s") << " held up by it\n";
+  constexpr size_t kShown = 6;
+  for (size_t i = 0; i < f.consequences.size() && i < kShown; ++i) {
+    const Consequence& c = f.consequences[i];
+    out << "     - rank" << (c.ranks.size() > 1 ? "s " : " ") << join_ranks(c.ranks) << " wait"
+        << (c.ranks.size() > 1 ? "" : "s") << " in " << c.op;
+    if (c.seq) out << " #" << *c.seq;
+    if (!c.comm_label.empty()) out << " on " << c.comm_label;
+    out << " (" << fmt("%.0f", c.waited_s) << " s)\n";
+  }
+  if (f.consequences.size() > kShown)
+    out << "     - ... and " << f.consequences.size() - kShown << " more ops (see --json)\n";
+}
+
 }  // namespace
 
 void render_text(const Report& r, std::ostream& out, size_t max_findings) {
@@ -49,6 +68,7 @@ void render_text(const Report& r, std::ostream& out, size_t max_findings) {
     out << "  (confidence " << fmt("%.0f", 100 * f.confidence) << "%)\n";
     out << "   " << f.evidence << "\n";
     if (!f.next_command.empty()) out << "   next: " << f.next_command << "\n";
+    render_consequences(f, out);
   }
   if (r.findings.size() > max_findings) {
     out << "\n... and " << r.findings.size() - max_findings << " more findings (see --json)\n";
