@@ -506,15 +506,16 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
               : "its trace ends " + fmt("%.0f", static_cast<double>(latest - e.last_seen) / 1e9) +
                     " s before the others' with no shutdown record";
       if (!signalled.empty()) {
-        how += ", while " + std::to_string(signalled.size()) +
-               " other ranks recorded the signal that ended them (the launcher tore the job down "
-               "after this process died)";
+        how += "; " + std::to_string(signalled.size()) +
+               " other ranks recorded the signal that ended them (the launcher tore the job "
+               "down after it died)";
       }
-      f.evidence =
-          "Rank " + std::to_string(r.rank) + " died: " + how +
-          " (crashed or killed: abort, segfault, OOM kill)" +
-          (r.victims.empty() ? std::string(".")
-                             : std::string("; it never entered ") + at + " and " + waiting + ".");
+      const std::string then =
+          !r.victims.empty() ? " It never entered " + at + "; " + waiting + "."
+          : first >= 0       ? " The others were waiting for it in " + at + " when they ended."
+                             : std::string();
+      f.evidence = "Rank " + std::to_string(r.rank) +
+                   " died (crashed or killed: abort, segfault, OOM kill): " + how + "." + then;
       break;
     }
     case RootKind::kStall: {
@@ -652,6 +653,7 @@ void WaitGraph::report(std::vector<Finding>& out) {
       }
       merged[key] = out.size();
     }
+    drop_ranks(f.consequences, f.ranks);
     f.next_command = next_command_for_hang(ctx_, f);
     out.push_back(std::move(f));
   }

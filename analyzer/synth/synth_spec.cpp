@@ -181,9 +181,21 @@ Status validate(const SynthSpec& s) {
       case FaultKind::kAllStuck:
       case FaultKind::kStall:
       case FaultKind::kDesync:
-      case FaultKind::kCrash:
+      case FaultKind::kCrash: {
         ++hang_faults;
+        // The world communicator carries the gradient buckets in a plain data-parallel
+        // job, else one loss all-reduce per step (synth_model.cpp).
+        const int dp = s.ranks / (s.tp * s.pp);
+        const int64_t per_step =
+            s.tp > 1 || s.pp > 1 || dp <= 1 ? 1 : static_cast<int64_t>(s.buckets.size());
+        const int64_t world_ops = per_step * s.steps;
+        if (f.op < 0 || f.op >= world_ops) {
+          return err(what + "op " + std::to_string(f.op) + " is beyond the " +
+                     std::to_string(world_ops) +
+                     " ops of the world communicator in this job (ops count from 0)");
+        }
         break;
+      }
       default:
         break;
     }

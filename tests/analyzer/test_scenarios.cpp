@@ -3,6 +3,9 @@
 // no finding; a 1024-rank job with 50 ms node clock offsets finds the same culprits.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "match/comm_roles.h"
 #include "test_util.h"
 
 namespace ringside::analysis::test {
@@ -186,6 +189,77 @@ TEST(Scenario, MissingRankThatOthersWaitFor) {
   Report r = synth_and_analyze(small_spec(dir.path()), {"missing:rank=3", "stop:rank=3,op=20"});
   expect_hang(r, "hang", "missing_rank", {3}, 20);
   EXPECT_NE(find_kind(r, "missing_trace"), nullptr);
+}
+
+// Hybrid TP x PP x DP shapes: the root is the one finding, every other rank is
+// folded under it as a consequence, and nothing blames a healthy rank.
+struct HybridHang {
+  const char* fault;
+  const char* kind;
+  const char* subkind;
+  Ranks ranks;
+};
+
+class HybridHangs : public ::testing::TestWithParam<HybridHang> {};
+
+TEST_P(HybridHangs, OneRootWithEveryVictimFolded) {
+  const HybridHang& c = GetParam();
+  TempDir dir("hybrid-hang");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  spec.pp = 2;
+  spec.steps = 20;
+  Report r = synth_and_analyze(spec, {c.fault});
+  EXPECT_EQ(r.verdict, "hung");
+  ASSERT_EQ(r.findings.size(), 1u) << r.findings.back().kind << " " << r.findings.back().evidence;
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, c.kind);
+  EXPECT_EQ(f.subkind, c.subkind);
+  EXPECT_EQ(f.ranks, c.ranks);
+  std::set<int64_t> folded;
+  for (const auto& q : f.consequences) folded.insert(q.ranks.begin(), q.ranks.end());
+  for (int64_t x : f.ranks) EXPECT_EQ(folded.count(x), 0u) << "a culprit is not its own victim";
+  if (f.subkind != "all_stuck") {
+    EXPECT_EQ(folded.size() + f.ranks.size(), 16u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, HybridHangs,
+    ::testing::Values(HybridHang{"stop:rank=5,op=10", "hang", "missing_rank", {5}},
+                      HybridHang{"crash:rank=9,op=10", "hang", "dead_rank", {9}},
+                      HybridHang{"stall:rank=14,op=10", "hang", "gpu_stall", {14}},
+                      HybridHang{"desync:rank=3,op=10", "desync", "", {3}},
+                      HybridHang{"all_stuck:op=10",
+                                 "hang",
+                                 "all_stuck",
+                                 {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}));
+
+TEST(Roles, HybridCommunicatorsAreNamedByRoleAndMembers) {
+  TempDir dir("roles");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  spec.pp = 2;
+  spec.steps = 20;
+  Report r = synth_and_analyze(spec, {"stop:rank=5,op=10"});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].comm_role, "world");
+  std::set<std::string> labels;
+  for (const auto& q : r.findings[0].consequences) labels.insert(q.comm_label);
+  EXPECT_TRUE(labels.count("world")) << ::testing::PrintToString(labels);
+}
+
+TEST(Roles, MemberListsAreCompact) {
+  EXPECT_EQ(member_list({4, 5}), "[4,5]");
+  EXPECT_EQ(member_list({3, 0, 1, 2}), "[0-3]");
+  EXPECT_EQ(member_list({1, 3, 5, 7}), "{1,3,5,7}");
+  EXPECT_EQ(member_list({0, -1}), "{0,?}");
+  EXPECT_EQ(member_list({0, 2, 4, 6, 8, 10, 12, 14, 16, 18}),
+            "{0,2,4,6,8,10,12,14,...} (10 ranks)");
 }
 
 TEST(Scenario, XidAndEccAreGpuHealth) {
