@@ -476,8 +476,18 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
           break;
         }
       }
+      const RankInfo& ri = set_.ranks[static_cast<size_t>(r.rank)];
+      if (ri.shutdown && ri.last_signal == 0) {
+        state =
+            "instead its process exited normally (its trace was closed without a signal): "
+            "it ran fewer collectives than its peers (uneven loop bounds, an early return).";
+      }
       f.evidence = "Rank " + std::to_string(r.rank) + " never entered " + at + "; " + waiting +
-                   ". Its trace goes on to the end (the process was alive): " + state;
+                   ". " +
+                   (ri.shutdown && ri.last_signal == 0
+                        ? std::string("It was alive until then: ")
+                        : std::string("Its trace goes on to the end (the process was alive): ")) +
+                   state;
       break;
     }
     case RootKind::kNoTrace:
@@ -686,6 +696,29 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
   graph.build();
   graph.solve();
   graph.report(out);
+  // No rank closed its trace: the whole job was killed without warning (SIGKILL,
+  // a launcher or node failure) or the files were cut.  Nothing to blame a rank
+  // for unless the graph found a root, but the end was not normal.
+  int traced = 0, closed = 0;
+  for (const auto& ri : ctx.set.ranks) {
+    traced += ri.has_file;
+    closed += ri.has_file && ri.shutdown;
+  }
+  bool hang_found = false;
+  for (const auto& f : out) hang_found = hang_found || f.kind == "hang" || f.kind == "desync";
+  if (traced > 0 && closed == 0 && !hang_found) {
+    Finding f;
+    f.kind = "abnormal_end";
+    f.subkind = "killed";
+    f.severity = 0.5;
+    f.confidence = 0.8;
+    f.evidence = "None of the " + std::to_string(traced) +
+                 " traces has a shutdown record: the whole job was killed without a signal the "
+                 "probe could see (SIGKILL, OOM killer, node or launcher failure) or the files "
+                 "were cut. No op was outstanding long enough to blame a rank.";
+    f.next_command = next_command_for_abnormal_end(ctx);
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace ringside::analysis

@@ -83,6 +83,11 @@ std::string next_command_for_hang(const Context& ctx, const Finding& f) {
          std::to_string(ri.pid) + "   # where is rank " + std::to_string(ri.rank) + " stuck?";
 }
 
+std::string next_command_for_abnormal_end(const Context& ctx) {
+  return "sacct -j " + ctx.set.job_id +
+         " --format=JobID,State,ExitCode,DerivedExitCode,NodeList   # who ended the job, and how";
+}
+
 std::string next_command_for_desync(const Context&, const Finding& f) {
   return "compare the code path of rank " +
          (f.ranks.empty() ? std::string("?") : std::to_string(f.ranks.front())) +

@@ -13,6 +13,7 @@ std::string next_command_for_node_straggler(const Context& ctx, const std::strin
 std::string next_command_for_imbalance(const Context& ctx, bool structural);
 std::string next_command_for_link(const Context& ctx, const std::vector<std::string>& nodes);
 std::string next_command_for_hang(const Context& ctx, const Finding& f);
+std::string next_command_for_abnormal_end(const Context& ctx);
 std::string next_command_for_desync(const Context& ctx, const Finding& f);
 std::string next_command_for_gpu(const Context& ctx, const Finding& f);
 

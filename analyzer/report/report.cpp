@@ -9,7 +9,8 @@ int kind_order(const Finding& f) {
   // Hangs and desyncs stop the job: they outrank any slowdown.
   if (f.kind == "desync") return 0;
   if (f.kind == "hang") return 1;
-  return 2;
+  if (f.kind == "abnormal_end") return 2;
+  return 3;
 }
 
 size_t blocked(const Finding& f) {

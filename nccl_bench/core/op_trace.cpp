@@ -1,5 +1,6 @@
 #include "core/op_trace.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -197,6 +198,14 @@ void OpTrace::flush(size_t first, size_t count) {
 void OpTrace::close() {
   for (PerLocal& p : locals_) {
     if (!p.writer) continue;
+    // The clean end of tracing, as the probe records it: without it the
+    // analyzer would take the benchmark for a killed process.
+    trace::EventRecord done{};
+    done.t_ns = trace::monotonic_now_ns() - p.base_ns;
+    done.device = -1;
+    done.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
+    std::snprintf(done.text, sizeof done.text, "trace closed");
+    check(p.writer->append(std::span<const trace::EventRecord>(&done, 1)), "shutdown event");
     check(p.writer->close(), "close");
   }
 }

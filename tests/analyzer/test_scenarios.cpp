@@ -194,6 +194,7 @@ TEST(Scenario, MissingRankThatOthersWaitFor) {
 // Hybrid TP x PP x DP shapes: the root is the one finding, every other rank is
 // folded under it as a consequence, and nothing blames a healthy rank.
 struct HybridHang {
+  const char* name;
   const char* fault;
   const char* kind;
   const char* subkind;
@@ -228,14 +229,16 @@ TEST_P(HybridHangs, OneRootWithEveryVictimFolded) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, HybridHangs,
-    ::testing::Values(HybridHang{"stop:rank=5,op=10", "hang", "missing_rank", {5}},
-                      HybridHang{"crash:rank=9,op=10", "hang", "dead_rank", {9}},
-                      HybridHang{"stall:rank=14,op=10", "hang", "gpu_stall", {14}},
-                      HybridHang{"desync:rank=3,op=10", "desync", "", {3}},
-                      HybridHang{"all_stuck:op=10",
+    ::testing::Values(HybridHang{"Stop", "stop:rank=5,op=10", "hang", "missing_rank", {5}},
+                      HybridHang{"Crash", "crash:rank=9,op=10", "hang", "dead_rank", {9}},
+                      HybridHang{"Stall", "stall:rank=14,op=10", "hang", "gpu_stall", {14}},
+                      HybridHang{"Desync", "desync:rank=3,op=10", "desync", "", {3}},
+                      HybridHang{"AllStuck",
+                                 "all_stuck:op=10",
                                  "hang",
                                  "all_stuck",
-                                 {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}));
+                                 {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}),
+    [](const ::testing::TestParamInfo<HybridHang>& p) { return std::string(p.param.name); });
 
 TEST(Roles, HybridCommunicatorsAreNamedByRoleAndMembers) {
   TempDir dir("roles");
