@@ -16,6 +16,7 @@
 // or ranks that wait on each other in a cycle.  Only roots become findings;
 // the ranks they hold up are folded under them as consequences.
 #include <algorithm>
+#include <csignal>
 #include <map>
 #include <set>
 
@@ -111,6 +112,8 @@ class WaitGraph {
 
   void classify_ends();
   void collect_outstanding();
+  void decide_deaths();
+  void drop_dead_ranks_ops();
   int group_for(const Outstanding& o);
   bool entered(int64_t rank, const Group& g) const;
   bool done_by_others(const Outstanding& o) const;
@@ -134,31 +137,96 @@ class WaitGraph {
   std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
 };
 
+const char* signal_name(int64_t sig) {
+  switch (sig) {
+    case SIGABRT:
+      return "SIGABRT, an abort";
+    case SIGSEGV:
+      return "SIGSEGV, a segmentation fault";
+    case SIGBUS:
+      return "SIGBUS, a bus error";
+    case SIGFPE:
+      return "SIGFPE, an arithmetic error";
+    case SIGILL:
+      return "SIGILL, an illegal instruction";
+    default:
+      return "a fatal signal";
+  }
+}
+
+bool fatal_signal(int64_t sig) {
+  return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+}
+
 void WaitGraph::classify_ends() {
   ends_.resize(set_.ranks.size());
-  int64_t latest = kNever;
-  bool any_closed = false;
   for (const auto& ri : set_.ranks) {
     if (!ri.has_file) continue;
     RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
     e.last_seen = ctx_.last_seen_ns(ri.rank);
     e.end = !ri.shutdown ? End::kVanished : ri.last_signal != 0 ? End::kSignalled : End::kClosed;
-    latest = std::max(latest, e.last_seen);
+  }
+}
+
+// Who died first.  A crash signal the probe recorded (abort, segfault) is
+// proof.  Without one, a trace with no clean end is a dead process when another
+// rank's trace closed or went on well beyond it, unless the rank itself was
+// waiting for others at its last flush: launchers kill the survivors of a crash
+// (mpirun at once, with SIGKILL), and those are victims, not causes.  When the
+// ranks left are spread over several nodes, nothing in the traces tells the
+// first death from the teardown: no rank is named (abnormal_end says so).
+void WaitGraph::decide_deaths() {
+  int64_t latest = kNever;
+  bool any_closed = false, crash_signal = false;
+  for (const auto& ri : set_.ranks) {
+    if (!ri.has_file) continue;
+    latest = std::max(latest, ends_[static_cast<size_t>(ri.rank)].last_seen);
     any_closed = any_closed || ri.shutdown;
+    if (fatal_signal(ri.last_signal)) {
+      ends_[static_cast<size_t>(ri.rank)].dead = true;
+      crash_signal = true;
+    }
   }
+  if (crash_signal) return;
   const int64_t gap = static_cast<int64_t>(ctx_.th.dead_gap_s * 1e9);
-  for (RankEnd& e : ends_) {
-    // A trace without a clean end, while other ranks closed theirs (on a
-    // signal from the launcher, or normally) or went on well beyond it: the
-    // process died (SIGKILL, abort, segfault) and the probe could not close it.
-    if (e.end == End::kVanished) e.dead = any_closed || e.last_seen < latest - gap;
+  std::vector<int64_t> candidates;
+  std::set<int> nodes;
+  for (const auto& ri : set_.ranks) {
+    if (!ri.has_file) continue;
+    const RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
+    if (e.end != End::kVanished) continue;
+    if (!any_closed && !(latest != kNever && e.last_seen < latest - gap)) continue;
+    bool waiting = false;
+    for (int j : by_rank_[static_cast<size_t>(ri.rank)])
+      waiting = waiting || !done_by_others(ops_[static_cast<size_t>(j)]);
+    if (waiting) continue;
+    candidates.push_back(ri.rank);
+    nodes.insert(ri.node_index);
   }
+  if (nodes.size() != 1) return;
+  for (int64_t r : candidates) ends_[static_cast<size_t>(r)].dead = true;
+}
+
+// Dead processes wait for nothing: their last snapshot is history.  Orders
+// every other rank's outstanding ops by entry.
+void WaitGraph::drop_dead_ranks_ops() {
+  std::vector<Outstanding> kept;
+  for (const auto& o : ops_)
+    if (!ends_[static_cast<size_t>(o.rank)].dead) kept.push_back(o);
+  ops_ = std::move(kept);
+  for (auto& v : by_rank_) v.clear();
+  std::vector<int> order(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return ops_[static_cast<size_t>(a)].enter < ops_[static_cast<size_t>(b)].enter;
+  });
+  for (int i : order) by_rank_[static_cast<size_t>(ops_[static_cast<size_t>(i)].rank)].push_back(i);
 }
 
 void WaitGraph::collect_outstanding() {
   by_rank_.resize(set_.ranks.size());
   for (const auto& ri : set_.ranks) {
-    if (!ri.has_file || ends_[static_cast<size_t>(ri.rank)].dead) continue;
+    if (!ri.has_file) continue;
     for (const auto& rec : ri.pending) {
       const CommInfo* c = set_.comm(rec.comm_id);
       if (c == nullptr || rec.status == static_cast<uint8_t>(OpStatus::kComplete) ||
@@ -181,12 +249,7 @@ void WaitGraph::collect_outstanding() {
       ops_.push_back(o);
     }
   }
-  std::vector<int> order(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return ops_[static_cast<size_t>(a)].enter < ops_[static_cast<size_t>(b)].enter;
-  });
-  for (int i : order) by_rank_[static_cast<size_t>(ops_[static_cast<size_t>(i)].rank)].push_back(i);
+  by_rank_.resize(set_.ranks.size());
 }
 
 int WaitGraph::group_for(const Outstanding& o) {
@@ -425,6 +488,9 @@ std::string WaitGraph::where(int group) const {
 void WaitGraph::build() {
   classify_ends();
   collect_outstanding();
+  drop_dead_ranks_ops();  // nobody is dead yet: orders every rank's ops by entry
+  decide_deaths();
+  drop_dead_ranks_ops();
   edges();
 }
 
@@ -510,8 +576,11 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
         latest = std::max(latest, ends_[static_cast<size_t>(ri.rank)].last_seen);
         if (ri.last_signal != 0) signalled.push_back(ri.rank);
       }
+      const int64_t sig = set_.ranks[static_cast<size_t>(r.rank)].last_signal;
       std::string how =
-          e.last_seen == kNever || latest == kNever
+          fatal_signal(sig) ? "the probe recorded signal " + std::to_string(sig) + " (" +
+                                  signal_name(sig) + ") before the process ended"
+          : e.last_seen == kNever || latest == kNever
               ? std::string("its trace holds nothing after its start and no shutdown record")
               : "its trace ends " + fmt("%.0f", static_cast<double>(latest - e.last_seen) / 1e9) +
                     " s before the others' with no shutdown record";
