@@ -1,5 +1,6 @@
 // What happens around the job's end: SIGTERM/SIGINT (Slurm sends SIGTERM,
-// then SIGKILL after its grace period), normal exit, and fork.
+// then SIGKILL after its grace period), a crash (SIGABRT, SIGSEGV, SIGBUS,
+// SIGFPE, SIGILL with their default action), normal exit, and fork.
 //
 // A signal handler cannot do HDF5 I/O, so it asks the writer thread (which
 // never receives signals) to flush, waits a bounded time, then hands the
@@ -27,6 +28,10 @@ namespace ringside::probe {
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT};
+// Crash signals: recorded (the analyzer's proof of which rank died first, when a
+// launcher kills the others right after), then the process dies of the signal as
+// it would have.  Only where the process would die anyway (default action).
+constexpr int kCrashSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 struct sigaction g_previous[NSIG];
 std::atomic<bool> g_shutdown_started{false};
 constexpr int kMaxTraceFds = 4;
@@ -59,9 +64,14 @@ void queue_signal_event(Runtime& rt, int sig) {
   e.value = sig;
   e.device = -1;
   e.kind = static_cast<uint32_t>(trace::EventKind::kSignal);
-  const char* text = sig == SIGTERM  ? "SIGTERM received"
-                     : sig == SIGINT ? "SIGINT received"
-                                     : "signal received";
+  const char* text = sig == SIGTERM   ? "SIGTERM received"
+                     : sig == SIGINT  ? "SIGINT received"
+                     : sig == SIGABRT ? "SIGABRT received (abort): the process crashes"
+                     : sig == SIGSEGV ? "SIGSEGV received (segmentation fault): the process crashes"
+                     : sig == SIGBUS  ? "SIGBUS received (bus error): the process crashes"
+                     : sig == SIGFPE  ? "SIGFPE received (arithmetic error): the process crashes"
+                     : sig == SIGILL  ? "SIGILL received (illegal instruction): the process crashes"
+                                      : "signal received";
   strncpy(e.text, text, sizeof e.text - 1);
   rt.events.push(e);
 }
@@ -225,6 +235,16 @@ void install_lifecycle_handlers(Runtime& rt) {
     if (!(g_previous[sig].sa_flags & SA_SIGINFO) && g_previous[sig].sa_handler == SIG_IGN) {
       sigaction(sig, &g_previous[sig], nullptr);
     }
+  }
+  for (int sig : kCrashSignals) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;
+    if ((current.sa_flags & SA_SIGINFO) || current.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigfillset(&sa.sa_mask);
+    sigaction(sig, &sa, &g_previous[sig]);
   }
   pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
   (void)rt;

@@ -594,7 +594,10 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
           : first >= 0       ? " The others were waiting for it in " + at + " when they ended."
                              : std::string();
       f.evidence = "Rank " + std::to_string(r.rank) +
-                   " died (crashed or killed: abort, segfault, OOM kill): " + how + "." + then;
+                   (fatal_signal(sig) ? std::string(" crashed: ")
+                                      : std::string(" died (crashed or killed: abort, segfault, "
+                                                    "OOM kill): ")) +
+                   how + "." + then;
       break;
     }
     case RootKind::kStall: {

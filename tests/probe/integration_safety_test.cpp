@@ -92,6 +92,30 @@ TEST(ProbeSafety, SigtermThenSigkillLeavesAClosedReadableTrace) {
   std::filesystem::remove_all(dir);
 }
 
+// A crash is recorded (the analyzer's proof of which rank died first), the
+// trace is closed, and the process still dies of its signal.
+TEST(ProbeSafety, CrashSignalsAreRecordedAndStillKillTheProcess) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS}) {
+    const std::string dir = make_temp_dir("crash");
+    Process p({Paths::app(), "crash", "12", std::to_string(sig)},
+              single_rank_env(dir, ringside::sim::find_free_port()));
+    const Exit e = p.wait(120);
+    EXPECT_EQ(e.status, 128 + sig) << "the crash's exit status is the application's\n" << e.err;
+    const auto traces = load_traces(dir);
+    ASSERT_EQ(traces.size(), 1u);
+    EXPECT_GE(traces[0].ops.size(), 12u);
+    bool recorded = false;
+    for (const auto& ev : traces[0].events) {
+      recorded =
+          recorded || (ev.kind == static_cast<uint32_t>(EventKind::kSignal) && ev.value == sig);
+    }
+    EXPECT_TRUE(recorded) << "signal " << sig << " not in /events";
+    EXPECT_TRUE(traces[0].has_event(EventKind::kShutdown)) << "the final flush ran";
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(ProbeSafety, SigkillAloneKeepsEverythingUpToTheLastFlush) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("kill");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -283,6 +284,21 @@ int mode_ops(ncclComm_t comm) {
   return 0;
 }
 
+// `ops` all-reduces, then the process dies of `sig` the way a crash does.
+int mode_crash(ncclComm_t comm, int ops, int sig) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(256);
+  b.fill(s);
+  for (int i = 0; i < ops; ++i) {
+    ncclAllReduce(b.send, b.recv, 256, ncclFloat, ncclSum, comm, s);
+    check_cuda(cudaStreamSynchronize(s), "sync");
+  }
+  if (sig == SIGABRT) std::abort();
+  raise(sig);
+  return 3;  // not reached: the signal's default action ends the process
+}
+
 int mode_loop(ncclComm_t comm, long ready_after, long hang_rank, long hang_before) {
   cudaStream_t s;
   check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
@@ -384,7 +400,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork "
-                 "K [F [T]]\n");
+                 "K [F [T]]|crash K SIG\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -407,6 +423,8 @@ int main(int argc, char** argv) {
     rc = mode_loop(comm, -1, arg(2, 0), arg(3, 5));
   else if (mode == "threads")
     rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
+  else if (mode == "crash")
+    rc = mode_crash(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, SIGABRT)));
   else if (mode == "fork")
     rc = mode_fork(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, 1)),
                    static_cast<int>(arg(4, 1)));
