@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "clock/clock_align.h"
 #include "match/comm_roles.h"
@@ -22,16 +23,11 @@ void for_each_rank_file(TraceSet& set, Progress& progress, const std::string& ph
     if (!ri.has_file) continue;
     progress.update(phase, ++done, total);
     auto reader = trace::TraceReader::open(ri.path);
-    if (!reader.ok()) {
-      set.warnings.push_back(reader.message() + " (rank " + std::to_string(ri.rank) +
-                             ": ops not analyzed)");
-      continue;
-    }
-    Status s = fn(ri, *reader.value());
+    Status s = reader.ok() ? fn(ri, *reader.value()) : reader.status();
     if (!s.ok() && ri.read_error.empty()) {
       ri.read_error = s.message();
       set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
-                             ": analyzed up to the unreadable part)");
+                             ": not used, analyzed as missing)");
     }
   }
   progress.finish();
@@ -54,11 +50,22 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   report.simulated = set.simulated;
   report.clock = align_clocks(set);
 
-  GroupTable table(set);
-  for_each_rank_file(set, progress, "matching ops",
-                     [&](const RankInfo& ri, const trace::TraceReader& r) {
-                       return table.add_rank(ri, r, options.batch);
-                     });
+  // A rank whose data cannot all be read is not used at all: a verdict never
+  // rests on half a rank (its missing ops would look like a hang).
+  exclude_unreadable_ranks(set);
+  auto match = [&]() {
+    auto t = std::make_unique<GroupTable>(set);
+    for_each_rank_file(set, progress, "matching ops",
+                       [&](const RankInfo& ri, const trace::TraceReader& r) {
+                         return t->add_rank(ri, r, options.batch);
+                       });
+    return t;
+  };
+  std::unique_ptr<GroupTable> matched = match();
+  // Corrupt ops found while matching: match again without those ranks (only
+  // damaged sets pay for the second pass).
+  if (exclude_unreadable_ranks(set)) matched = match();
+  GroupTable& table = *matched;
   table.finalize();
   infer_comm_roles(set, table);
   RankStatsPass stats(table);
@@ -66,6 +73,12 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
                        return stats.add_rank(ri, r, options.batch);
                      });
+  // Data that became unreadable between the passes (a file still being written,
+  // or changed under us): say so; its rank's lateness is partial.
+  for (const auto& ri : set.ranks) {
+    if (ri.has_file && !ri.read_error.empty())
+      set.bad_ranks.push_back({ri.rank, ri.read_error + " (after matching: lateness partial)"});
+  }
 
   Context ctx{set, table, stats, options.thresholds};
   int64_t first = INT64_MAX, last = kNever;

@@ -1,8 +1,10 @@
 #include "meta_attributes.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "hdf5_util.h"
+#include "ringside/trace_validate.h"
 
 namespace ringside::trace {
 namespace {
@@ -62,8 +64,12 @@ Status read_str(hid_t file, const char* name, std::string& value, const std::str
   h5::Handle mem = string_type();
   char* data = nullptr;
   if (H5Aread(attr.get(), mem.get(), &data) < 0) return missing(name, path);
-  value = data ? data : "";
+  value = data ? std::string(data, strnlen(data, kMaxTextAttribute + 1)) : "";
   if (data) H5free_memory(data);
+  if (value.size() > kMaxTextAttribute) {
+    return Status::error(path + ": attribute '" + name + "' is longer than " +
+                         std::to_string(kMaxTextAttribute) + " bytes (corrupt file)");
+  }
   return {};
 }
 

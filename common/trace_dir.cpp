@@ -1,19 +1,69 @@
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "ringside/trace_reader.h"
+#include "ringside/trace_validate.h"
 
 namespace ringside::trace {
 namespace {
 
 namespace fs = std::filesystem;
 
+// A directory's traces may claim at most this many ranks per file present:
+// the number inside a file never sizes the analysis alone.
+constexpr int64_t kMaxRanksPerFile = 256;
+constexpr auto kMetadataCheckLimit = std::chrono::seconds(60);
+
 bool looks_like_trace(const std::string& name) {
   return name.rfind("ringside-", 0) == 0 && name.size() > 3 &&
          name.compare(name.size() - 3, 3, ".h5") == 0;
+}
+
+// HDF5 1.10 reads variable-length string attributes from the global heap,
+// whose objects carry no checksum: a corrupt length there can crash or hang
+// the library itself.  The first open of each file therefore happens in a
+// child process; only a file whose metadata a child read cleanly is opened
+// here.  Returns an empty string when the file is safe to open, else why not.
+std::string check_metadata_in_child(const std::string& path) {
+  const pid_t child = fork();
+  if (child < 0) return "";  // cannot isolate: fall back to opening in process
+  if (child == 0) {
+    auto reader = TraceReader::open(path);
+    _exit(reader.ok() ? 0 : 1);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
+  int status = 0;
+  for (;;) {
+    const pid_t got = waitpid(child, &status, WNOHANG);
+    if (got == child) break;
+    if (got < 0 && errno != EINTR) return "";
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      return path + ": reading its metadata did not finish in " +
+             std::to_string(kMetadataCheckLimit.count()) +
+             " s (corrupt file: HDF5 loops on it); skipped";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (WIFSIGNALED(status)) {
+    return path + ": reading its metadata crashed the HDF5 library (signal " +
+           std::to_string(WTERMSIG(status)) +
+           "): its unchecksummed attribute heap is corrupt; skipped";
+  }
+  return "";  // exit 0, or an error the in-process open reports with its reason
 }
 
 }  // namespace
@@ -24,25 +74,59 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) {
     return Status::error(dir + ": not a directory (give the trace directory, e.g. traces/)");
   }
+  TraceDirListing listing;
   std::vector<std::string> candidates;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
-    std::string name = entry.path().filename().string();
-    if (looks_like_trace(name)) candidates.push_back(entry.path().string());
-  }
+  fs::directory_iterator it(dir, ec), end;
   if (ec) return Status::error(dir + ": cannot list directory: " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Status::error(dir + ": cannot list directory: " + ec.message());
+    const std::string name = it->path().filename().string();
+    if (!looks_like_trace(name)) continue;
+    const std::string path = it->path().string();
+    // Each entry is judged on its own: a dangling link or a loop is named and
+    // skipped, never the end of the listing.
+    std::error_code entry_ec;
+    const fs::file_status st = fs::status(it->path(), entry_ec);
+    if (entry_ec || !fs::exists(st)) {
+      const bool link = fs::is_symlink(fs::symlink_status(it->path(), entry_ec));
+      listing.bad_files.push_back(path +
+                                  (link ? ": symbolic link to a missing file or a link loop"
+                                        : ": cannot be examined (" + entry_ec.message() + ")") +
+                                  "; skipped");
+      continue;
+    }
+    if (!fs::is_regular_file(st)) {
+      listing.bad_files.push_back(path + ": not a regular file; skipped");
+      continue;
+    }
+    if (access(path.c_str(), R_OK) != 0) {
+      listing.bad_files.push_back(path + ": " + std::strerror(errno) + "; skipped");
+      continue;
+    }
+    candidates.push_back(path);
+  }
   if (candidates.empty()) {
+    if (!listing.bad_files.empty()) {
+      return Status::error(dir + ": no readable trace file: " + listing.bad_files.front());
+    }
     return Status::error(dir +
                          ": no ringside trace files (ringside-<job>-r<rank>.h5) in this directory");
   }
   std::sort(candidates.begin(), candidates.end());
 
-  TraceDirListing listing;
-  std::map<std::string, std::vector<std::string>> by_job;  // job -> files
-  std::map<int64_t, std::string> by_rank;
-  std::set<int64_t> world_sizes;
+  struct Opened {
+    std::string path;
+    std::string job;
+    int64_t rank;
+    int64_t world_size;
+  };
+  std::vector<Opened> opened;
   std::vector<std::string> version_errors;
   for (const std::string& path : candidates) {
+    if (std::string why = check_metadata_in_child(path); !why.empty()) {
+      listing.bad_files.push_back(why);
+      continue;
+    }
     auto reader = TraceReader::open(path);
     if (!reader.ok()) {
       const std::string& msg = reader.message();
@@ -55,16 +139,9 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
       continue;
     }
     const TraceMeta& meta = reader.value()->meta();
-    by_job[meta.job_id].push_back(path);
-    world_sizes.insert(meta.world_size);
-    if (by_rank.count(meta.rank)) {
-      listing.bad_files.push_back(path + ": duplicate of rank " + std::to_string(meta.rank) +
-                                  " (also in " + by_rank[meta.rank] + "); ignored");
-      continue;
-    }
-    by_rank[meta.rank] = path;
+    opened.push_back({path, meta.job_id, meta.rank, meta.world_size});
   }
-  if (!version_errors.empty() && by_rank.empty()) {
+  if (!version_errors.empty() && opened.empty()) {
     return Status::error(
         version_errors.front() +
         (version_errors.size() > 1
@@ -72,25 +149,58 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
              : ""));
   }
   for (const auto& msg : version_errors) listing.bad_files.push_back(msg);
+
+  std::map<std::string, size_t> by_job;
+  for (const auto& o : opened) ++by_job[o.job];
   if (by_job.size() > 1) {
     std::string jobs;
     for (const auto& [job, files] : by_job) {
-      jobs += (jobs.empty() ? "" : ", ") +
-              ("'" + job + "' (" + std::to_string(files.size()) + " files)");
+      jobs += (jobs.empty() ? "" : ", ") + ("'" + job + "' (" + std::to_string(files) + " files)");
     }
     return Status::error(dir + ": traces of more than one job: " + jobs +
                          "; put each job's traces in its own directory");
+  }
+  // The world size most files agree on (the largest among equals); a file that
+  // disagrees, or a size no directory of this many files can back, is corrupt.
+  std::map<int64_t, size_t> votes;
+  for (const auto& o : opened) ++votes[o.world_size];
+  int64_t world = 0;
+  size_t best = 0;
+  for (const auto& [size, n] : votes) {
+    if (n >= best) {
+      best = n;
+      world = size;
+    }
+  }
+  const int64_t bound = kMaxRanksPerFile * static_cast<int64_t>(candidates.size());
+  std::map<int64_t, std::string> by_rank;
+  for (const auto& o : opened) {
+    if (o.world_size != world) {
+      listing.bad_files.push_back(o.path + ": world_size " + std::to_string(o.world_size) +
+                                  " disagrees with the " + std::to_string(best) +
+                                  " files that say " + std::to_string(world) +
+                                  " (corrupt file); skipped");
+      continue;
+    }
+    if (world > bound) {
+      listing.bad_files.push_back(
+          o.path + ": world_size " + std::to_string(world) + " is implausible for a directory of " +
+          std::to_string(candidates.size()) + " trace files (corrupt file); skipped");
+      continue;
+    }
+    if (by_rank.count(o.rank)) {
+      listing.bad_files.push_back(o.path + ": duplicate of rank " + std::to_string(o.rank) +
+                                  " (also in " + by_rank[o.rank] + "); ignored");
+      continue;
+    }
+    by_rank[o.rank] = o.path;
   }
   if (by_rank.empty()) {
     std::string first = listing.bad_files.empty() ? "" : ": " + listing.bad_files.front();
     return Status::error(dir + ": no readable trace file" + first);
   }
   listing.job_id = by_job.begin()->first;
-  listing.world_size = *world_sizes.rbegin();
-  if (world_sizes.size() > 1) {
-    listing.bad_files.push_back(dir + ": rank files disagree on world_size; using the largest (" +
-                                std::to_string(listing.world_size) + ")");
-  }
+  listing.world_size = world;
   for (const auto& [rank, path] : by_rank) listing.files.push_back({path, rank});
   for (int64_t r = 0; r < listing.world_size; ++r) {
     if (!by_rank.count(r)) listing.missing_ranks.push_back(r);

@@ -9,6 +9,7 @@
 
 #include "hdf5_util.h"
 #include "meta_attributes.h"
+#include "ringside/trace_validate.h"
 #include "trace_types.h"
 
 namespace ringside::trace {
@@ -138,6 +139,7 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
     }
   }
   if (Status s = read_meta_attributes(impl->file.get(), impl->meta, path); !s.ok()) return s;
+  if (Status s = validate_meta(impl->meta, path); !s.ok()) return s;
 
   std::pair<OpenDataset*, const char*> sets[] = {
       {&impl->ops, kOpsDataset},         {&impl->pending, kPendingDataset},

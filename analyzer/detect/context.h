@@ -36,8 +36,11 @@ struct Thresholds {
   // reference: timing a transfer between two nodes' traces carries their clock
   // alignment error and scheduling noise, which can make short transfers look fast.
   double slow_link_min_extra_ns = 1e6;
-  double hang_min_wait_s = 5;      // an op outstanding this long at the end is a hang
-  double dead_gap_s = 10;          // a trace ending this long before the others' is a dead rank
+  double hang_min_wait_s = 5;  // an op outstanding this long at the end is a hang
+  double dead_gap_s = 10;      // a trace ending this long before the others' is a dead rank
+  // A trace flushed this long after the others began waiting: alive then (the
+  // probe flushes every second by default, so a live process shows it).
+  double alive_margin_s = 3;
   double throttle_fraction = 0.1;  // samples with slowdown reasons for a gpu_health finding
 };
 

@@ -83,20 +83,49 @@ void detect_gpu_health(const Context& ctx, std::vector<Finding>& out) {
 }
 
 void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
+  auto list_of = [](const std::vector<int64_t>& ranks) {
+    std::string list;
+    for (size_t i = 0; i < ranks.size() && i < 8; ++i)
+      list += (i ? ", " : "") + std::to_string(ranks[i]);
+    if (ranks.size() > 8) list += ", ...";
+    return list;
+  };
+  // Files that exist but could not be used: named with the first reason.
+  std::vector<int64_t> bad;
+  for (const auto& b : ctx.set.bad_ranks) bad.push_back(b.rank);
+  std::sort(bad.begin(), bad.end());
+  bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
+  if (!bad.empty()) {
+    Finding f;
+    f.kind = "missing_trace";
+    f.subkind = "bad_trace";
+    f.ranks = bad;
+    f.nodes = ctx.nodes_of(bad);
+    f.evidence = std::to_string(bad.size()) + " rank" + (bad.size() == 1 ? "'s" : "s'") +
+                 " trace could not be used (rank " + list_of(bad) +
+                 "): " + ctx.set.bad_ranks.front().reason +
+                 ". The analysis covers the other ranks only; nothing is concluded from these.";
+    f.severity = 0.5;
+    f.confidence = 1.0;
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const auto& b : ctx.set.bad_ranks)
+      reasons.push_back({{"rank", b.rank}, {"reason", b.reason}});
+    f.extra["reasons"] = reasons;
+    f.next_command = "h5dump -H " + ctx.set.ranks[static_cast<size_t>(bad.front())].path +
+                     "  # the file as HDF5 sees it";
+    out.push_back(std::move(f));
+  }
   std::vector<int64_t> missing;
   for (const auto& ri : ctx.set.ranks) {
-    if (!ri.has_file) missing.push_back(ri.rank);
+    if (!ri.has_file && !std::binary_search(bad.begin(), bad.end(), ri.rank))
+      missing.push_back(ri.rank);
   }
   if (missing.empty()) return;
   Finding f;
   f.kind = "missing_trace";
   f.ranks = missing;
-  std::string list;
-  for (size_t i = 0; i < missing.size() && i < 8; ++i)
-    list += (i ? ", " : "") + std::to_string(missing[i]);
-  if (missing.size() > 8) list += ", ...";
   f.evidence = std::to_string(missing.size()) + " of " + std::to_string(ctx.set.world_size) +
-               " ranks have no readable trace (rank " + list +
+               " ranks have no readable trace (rank " + list_of(missing) +
                "): the process never started tracing, its "
                "file was lost, or it is unreadable; the analysis covers the others only.";
   f.severity = 0.5;

@@ -60,6 +60,10 @@ enum class RootKind { kMissing, kNoTrace, kDead, kStall, kStuck, kDesync, kCycle
 
 struct Root {
   RootKind kind;
+  // Rests on a snapshot that may predate the end (the process was killed
+  // before its final flush, or its communicator was aborted): named only when
+  // nothing firmer explains the wait.
+  bool weak = false;
   int64_t rank = -1;  // kMissing, kNoTrace, kDead, kStall
   int op = -1;        // kStall: the op that never started
   int group = -1;     // kStuck, kDesync; the first group waiting on a rank root
@@ -119,6 +123,7 @@ class WaitGraph {
   bool done_by_others(const Outstanding& o) const;
   const Outstanding* outstanding_of(int64_t rank, int group) const;
   int add_root(Root r);
+  bool snapshot_final(int64_t rank, uint64_t comm_id) const;
   void edges();
   std::string where(int group) const;
   Finding root_finding(const Root& r, size_t id) const;
@@ -189,6 +194,14 @@ void WaitGraph::decide_deaths() {
   }
   if (crash_signal) return;
   const int64_t gap = static_cast<int64_t>(ctx_.th.dead_gap_s * 1e9);
+  // When the others began waiting: a rank whose trace kept being flushed well
+  // after that was alive while they waited (stuck, not dead), even if a
+  // teardown later killed it before it could close its file.
+  int64_t wait_start = INT64_MAX;
+  for (const auto& o : ops_) {
+    if (!done_by_others(o)) wait_start = std::min(wait_start, o.enter);
+  }
+  const int64_t alive_margin = static_cast<int64_t>(ctx_.th.alive_margin_s * 1e9);
   std::vector<int64_t> candidates;
   std::set<int> nodes;
   for (const auto& ri : set_.ranks) {
@@ -200,6 +213,7 @@ void WaitGraph::decide_deaths() {
     for (int j : by_rank_[static_cast<size_t>(ri.rank)])
       waiting = waiting || !done_by_others(ops_[static_cast<size_t>(j)]);
     if (waiting) continue;
+    if (wait_start != INT64_MAX && e.last_seen > wait_start + alive_margin) continue;
     candidates.push_back(ri.rank);
     nodes.insert(ri.node_index);
   }
@@ -207,12 +221,14 @@ void WaitGraph::decide_deaths() {
   for (int64_t r : candidates) ends_[static_cast<size_t>(r)].dead = true;
 }
 
-// Dead processes wait for nothing: their last snapshot is history.  Orders
-// every other rank's outstanding ops by entry.
+// Dead processes wait for nothing: their last snapshot is history.  Neither
+// does an op every other member completed: the rank's device ran it (the
+// others could not finish it otherwise) and its snapshot predates the end.
+// Orders every other rank's outstanding ops by entry.
 void WaitGraph::drop_dead_ranks_ops() {
   std::vector<Outstanding> kept;
   for (const auto& o : ops_)
-    if (!ends_[static_cast<size_t>(o.rank)].dead) kept.push_back(o);
+    if (!ends_[static_cast<size_t>(o.rank)].dead && !done_by_others(o)) kept.push_back(o);
   ops_ = std::move(kept);
   for (auto& v : by_rank_) v.clear();
   std::vector<int> order(ops_.size());
@@ -308,6 +324,22 @@ const Outstanding* WaitGraph::outstanding_of(int64_t rank, int group) const {
   return nullptr;
 }
 
+// The rank's last /pending snapshot is its state at the end: it closed its
+// trace (normally or on a signal) and did not abort this communicator first.
+bool WaitGraph::snapshot_final(int64_t rank, uint64_t comm_id) const {
+  const RankInfo& ri = set_.ranks[static_cast<size_t>(rank)];
+  if (!ri.shutdown) return false;
+  for (const auto& ev : ri.events) {
+    if (ev.kind == static_cast<uint32_t>(trace::EventKind::kCommAbort) && ev.comm_id == comm_id)
+      return false;
+  }
+  for (const auto& rec : ri.pending) {
+    if (rec.comm_id == comm_id && rec.status == static_cast<uint8_t>(OpStatus::kAbandoned))
+      return false;
+  }
+  return true;
+}
+
 int WaitGraph::add_root(Root r) {
   roots_.push_back(std::move(r));
   return static_cast<int>(roots_.size()) - 1;
@@ -354,6 +386,7 @@ void WaitGraph::edges() {
       Root r{RootKind::kStall};
       r.rank = o.rank;
       r.op = static_cast<int>(i);
+      r.weak = !snapshot_final(o.rank, o.rec.comm_id);
       root_of_node_[static_cast<size_t>(stream_node(static_cast<int>(i)))] = add_root(r);
     }
   }
@@ -534,13 +567,20 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       f.confidence = 0.9;
       std::string state =
           "it is stuck before this call, in its own code (or a call ringside does not trace).";
-      for (int j : by_rank_[static_cast<size_t>(r.rank)]) {
-        const Outstanding& o = ops_[static_cast<size_t>(j)];
-        if (o.host_pending && o.waited_s >= ctx_.th.hang_min_wait_s) {
-          state = "it is stuck inside its call of " + where(o.group) +
-                  ", which never returned although its peers completed that op.";
-          break;
-        }
+      const RankInfo& stuck = set_.ranks[static_cast<size_t>(r.rank)];
+      for (const auto& rec : stuck.pending) {
+        const CommInfo* c = set_.comm(rec.comm_id);
+        const int64_t entered_at = stuck.to_job(rec.t_enter_ns);
+        if (c == nullptr || rec.status != static_cast<uint8_t>(OpStatus::kHostPending) ||
+            trace::is_p2p(static_cast<OpKind>(rec.op)) || entered_at == trace::kUnknownTime)
+          continue;
+        const int64_t end = ends_[static_cast<size_t>(r.rank)].last_seen;
+        if (static_cast<double>(end - entered_at) / 1e9 < ctx_.th.hang_min_wait_s) continue;
+        state = "it is stuck inside its call of " +
+                std::string(trace::op_kind_name(static_cast<OpKind>(rec.op))) + " #" +
+                std::to_string(rec.seq) + " on " + c->label +
+                ", which never returned although its peers completed that op.";
+        break;
       }
       const RankInfo& ri = set_.ranks[static_cast<size_t>(r.rank)];
       if (ri.shutdown && ri.last_signal == 0) {
@@ -605,10 +645,15 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       f.subkind = "gpu_stall";
       f.ranks = {r.rank};
       f.confidence = 0.85;
+      if (r.weak) f.confidence = 0.5;
       f.evidence = "On rank " + std::to_string(r.rank) + " the GPU never started " + at +
                    " (enqueued " + fmt("%.0f", o.waited_s) +
                    " s before the end of its trace, nothing earlier outstanding on its streams); " +
-                   waiting + ": a stalled GPU or stream.";
+                   waiting + ": a stalled GPU or stream." +
+                   (r.weak ? std::string(" Its last snapshot may predate the end (the process "
+                                         "was killed before its final flush, or the "
+                                         "communicator was aborted).")
+                           : std::string());
       break;
     }
     case RootKind::kStuck: {
@@ -652,6 +697,12 @@ void WaitGraph::report(std::vector<Finding>& out) {
     const auto& reach = reach_[static_cast<size_t>(op_node(static_cast<int>(i)))];
     if (deps_[static_cast<size_t>(op_node(static_cast<int>(i)))].empty()) continue;
     std::vector<int> ids = reach;
+    // Firm roots win over roots read from a snapshot that may be stale.
+    const bool firm = std::any_of(ids.begin(), ids.end(),
+                                  [&](int id) { return !roots_[static_cast<size_t>(id)].weak; });
+    if (firm) {
+      std::erase_if(ids, [&](int id) { return roots_[static_cast<size_t>(id)].weak; });
+    }
     if (ids.empty()) {
       ids = {cycle_id};
       cycle_ranks.insert(o.rank);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ringside/trace_reader.h"
+#include "ringside/trace_validate.h"
 
 namespace ringside::analysis {
 namespace {
@@ -71,6 +72,36 @@ int TraceSet::comm_rank_of(const CommInfo& c, int64_t global_rank) const {
   return -1;
 }
 
+void count_comm_members(TraceSet& set) {
+  for (auto& ci : set.comms) {
+    ci.present = 0;
+    ci.nodes.clear();
+    for (int64_t g : ci.members) {
+      if (g < 0 || g >= static_cast<int64_t>(set.ranks.size()) ||
+          !set.ranks[static_cast<size_t>(g)].has_file)
+        continue;
+      ++ci.present;
+      int node = set.ranks[static_cast<size_t>(g)].node_index;
+      if (std::find(ci.nodes.begin(), ci.nodes.end(), node) == ci.nodes.end())
+        ci.nodes.push_back(node);
+    }
+    std::sort(ci.nodes.begin(), ci.nodes.end());
+    ci.intra_node = ci.nodes.size() <= 1;
+  }
+}
+
+bool exclude_unreadable_ranks(TraceSet& set) {
+  bool any = false;
+  for (auto& ri : set.ranks) {
+    if (!ri.has_file || ri.read_error.empty()) continue;
+    ri.has_file = false;
+    set.bad_ranks.push_back({ri.rank, ri.read_error});
+    any = true;
+  }
+  if (any) count_comm_members(set);
+  return any;
+}
+
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress) {
   auto listing = trace::list_trace_dir(dir);
@@ -102,6 +133,22 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     const trace::TraceReader& reader = *opened.value();
     const trace::TraceMeta& m = reader.meta();
+    // The comm table decides who is who: a file whose table is unreadable or
+    // out of range is not used at all (its rank is analyzed as missing).
+    auto comm_rows = reader.comms();
+    Status comms_ok = comm_rows.ok() ? Status{} : comm_rows.status();
+    if (comms_ok.ok()) {
+      for (const auto& rec : comm_rows.value()) {
+        comms_ok = trace::validate_comm(rec, set.world_size);
+        if (!comms_ok.ok()) break;
+      }
+    }
+    if (!comms_ok.ok()) {
+      set.warnings.push_back(entry.path + ": " + comms_ok.message() +
+                             " (corrupt file; skipped, its rank is analyzed as missing)");
+      set.bad_ranks.push_back({entry.rank, comms_ok.message()});
+      continue;
+    }
     ri.has_file = true;
     ri.path = entry.path;
     ri.node = m.node.empty() ? m.hostname : m.node;
@@ -128,11 +175,11 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     auto fail = [&](const Status& s) {
       ri.read_error = s.message();
       set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
-                             ": analyzed with what could be read)");
+                             ": not used, analyzed as missing)");
     };
     ri.op_count = reader.op_count();
-    if (auto c = reader.comms(); c.ok()) {
-      for (const auto& rec : c.value()) {
+    {
+      for (const auto& rec : comm_rows.value()) {
         CommInfo& ci = comms[rec.comm_id];
         ci.id = rec.comm_id;
         ci.nranks = std::max(ci.nranks, rec.nranks);
@@ -147,11 +194,14 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
           ci.members[static_cast<size_t>(rec.rank)] = ri.rank;
         }
       }
-    } else {
-      fail(c.status());
     }
     if (auto e = reader.events(); e.ok()) {
       for (const auto& ev : e.value()) {
+        if (!trace::plausible_time(ev.t_ns)) {
+          fail(Status::error(entry.path + ": event time " + std::to_string(ev.t_ns) +
+                             " is out of range (corrupt /events)"));
+          break;
+        }
         if (!notable(ev)) continue;
         if (static_cast<EventKind>(ev.kind) == EventKind::kShutdown) ri.shutdown = true;
         if (static_cast<EventKind>(ev.kind) == EventKind::kSignal) ri.last_signal = ev.value;
@@ -162,6 +212,11 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     if (auto s = reader.stats(); s.ok()) {
       for (const auto& row : s.value()) {
+        if (!trace::plausible_time(row.t_ns)) {
+          fail(Status::error(entry.path + ": /stats time " + std::to_string(row.t_ns) +
+                             " is out of range (corrupt file)"));
+          break;
+        }
         ri.last_flush_local =
             std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
         ri.ops_dropped = std::max(ri.ops_dropped, row.ops_dropped);
@@ -171,6 +226,13 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     if (auto p = reader.last_pending(); p.ok()) {
       ri.pending = std::move(p.value());
+      for (const auto& op : ri.pending) {
+        if (Status v = trace::validate_op(op); !v.ok()) {
+          fail(Status::error(entry.path + ": /pending " + v.message()));
+          ri.pending.clear();
+          break;
+        }
+      }
     } else {
       fail(p.status());
     }
@@ -198,18 +260,10 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     ci.index = static_cast<int>(set.comms.size());
     if (static_cast<int>(ci.members.size()) < ci.nranks)
       ci.members.resize(static_cast<size_t>(ci.nranks), -1);
-    for (int64_t g : ci.members) {
-      if (g < 0 || !set.ranks[static_cast<size_t>(g)].has_file) continue;
-      ++ci.present;
-      int node = set.ranks[static_cast<size_t>(g)].node_index;
-      if (std::find(ci.nodes.begin(), ci.nodes.end(), node) == ci.nodes.end())
-        ci.nodes.push_back(node);
-    }
-    std::sort(ci.nodes.begin(), ci.nodes.end());
-    ci.intra_node = ci.nodes.size() <= 1;
     set.comm_index[id] = ci.index;
     set.comms.push_back(ci);
   }
+  count_comm_members(set);
   // Ranks with no file: place them in comms where their comm rank equals the
   // global rank of a world-sized communicator (what every launcher does).
   for (auto& ci : set.comms) {

@@ -85,6 +85,13 @@ struct TraceSet {
   std::vector<CommInfo> comms;
   std::unordered_map<uint64_t, int> comm_index;
   std::vector<std::string> warnings;  // corrupt or unreadable files, named
+  // Ranks whose file exists but whose data could not be used (corrupt, out of
+  // range), with the reason: analyzed as missing, reported as bad_trace.
+  struct BadRank {
+    int64_t rank;
+    std::string reason;
+  };
+  std::vector<BadRank> bad_ranks;
   int64_t base_realtime_ns = 0;
   bool simulated = false;
 
@@ -105,5 +112,11 @@ struct LoadOptions {
 // list_trace_dir rejects (not a directory, mixed jobs, unreadable schema).
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress);
+
+// Counts each communicator's members with a usable trace, and their nodes.
+void count_comm_members(TraceSet& set);
+// Ranks whose data could not all be read (read_error set) are not used: their
+// file is treated as missing and they are listed in bad_ranks.  True if any.
+bool exclude_unreadable_ranks(TraceSet& set);
 
 }  // namespace ringside::analysis

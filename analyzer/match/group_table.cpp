@@ -4,12 +4,12 @@
 #include <cmath>
 
 #include "ringside/bandwidth.h"
+#include "ringside/trace_validate.h"
 
 namespace ringside::analysis {
 namespace {
 
 constexpr size_t kMaxSamples = 256;
-constexpr uint64_t kMaxSeq = 1ull << 28;  // beyond this a seq is corrupt, not a real op count
 
 using trace::OpKind;
 using trace::OpRecord;
@@ -85,11 +85,22 @@ const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
 Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   int64_t prev_end = kNever;
+  Status invalid;
+  uint64_t index = 0;
   Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
-    for (const OpRecord& op : ops) add_op(rank, prog, op, prev_end, false);
+    for (const OpRecord& op : ops) {
+      if (Status v = trace::validate_op(op); !v.ok()) {
+        invalid = Status::error(rank.path + ": /ops row " + std::to_string(index) + ": " +
+                                v.message() + " (corrupt file)");
+        return false;
+      }
+      add_op(rank, prog, op, prev_end, false);
+      ++index;
+    }
     records_ += ops.size();
     return true;
   });
+  if (!invalid.ok()) return invalid;
   // Ops outstanding at the last flush that /ops does not hold yet.
   for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, true);
   return st;
@@ -121,7 +132,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     if (t.end != kNever) prev_end = std::max(prev_end, t.end);
     return;
   }
-  if (op.seq >= kMaxSeq) return;
+  if (op.seq >= trace::kMaxSeq) return;
   RankCommProgress& rc = prog.at(ci);
   const int64_t seq = static_cast<int64_t>(op.seq);
   if (from_pending && seq <= rc.max_seq_entered) return;  // already in /ops

@@ -1,0 +1,35 @@
+// Range checks of everything a trace file says, against the documented schema
+// (docs/trace-format.md, "Validation").  Readers trust nothing they did not
+// check: a value out of range makes the file (or that rank's data) unusable,
+// named, never a crash, a huge allocation or a silent wrong answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ringside/status.h"
+#include "ringside/trace_meta.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::trace {
+
+// Largest job a trace may claim.  Readers also bound it by the files present
+// (trace_dir.cpp), so a number inside one file never sizes an allocation.
+inline constexpr int64_t kMaxWorldSize = int64_t{1} << 22;
+// Largest sequence number (per communicator, per send/recv peer) taken as real.
+inline constexpr uint64_t kMaxSeq = uint64_t{1} << 28;
+// Trace-local times (ns since the file's clock reference) beyond ~10 years are corrupt.
+inline constexpr int64_t kMaxTraceTimeNs = int64_t{315'360'000} * 1'000'000'000;
+// Longest text attribute kept (node names, job ids, the config JSON).
+inline constexpr size_t kMaxTextAttribute = 64 * 1024;
+
+// File attributes: rank within world_size, sizes and clocks plausible.
+Status validate_meta(const TraceMeta& m, const std::string& path);
+// One op record (from /ops or /pending): known enums, times in range and in order.
+Status validate_op(const OpRecord& op);
+// One comm table row of a job of `world_size` ranks.
+Status validate_comm(const CommRecord& c, int64_t world_size);
+// A time field of /events, /samples or /stats.
+bool plausible_time(int64_t t_ns);
+
+}  // namespace ringside::trace
