@@ -98,7 +98,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   detect_stragglers(ctx, late, findings);
   detect_slow_links(ctx, findings);
   detect_gpu_health(ctx, findings);
-  detect_missing_traces(ctx, findings);
+  // Live, ranks whose files do not exist yet have simply not started tracing.
+  if (!options.thresholds.live) detect_missing_traces(ctx, findings);
 
   // The ranks most behind their peers, whether or not they were reported:
   // lets a reader see how close to the thresholds a run was.
@@ -137,6 +138,13 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     if (!ri.has_file) report.missing_ranks.push_back(ri.rank);
   }
   report.warnings = set.warnings;
+  int64_t traced = 0, closed = 0;
+  for (const auto& ri : set.ranks) {
+    traced += ri.has_file;
+    closed += ri.has_file && ri.shutdown;
+  }
+  report.extra["ranks_traced"] = traced;
+  report.extra["ranks_closed"] = closed;
   if (table.unmatched_p2p() > 0) {
     report.warnings.push_back(
         std::to_string(table.unmatched_p2p()) +

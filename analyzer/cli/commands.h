@@ -14,5 +14,6 @@ class InputError : public std::runtime_error {
 
 void add_analyze_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
+void add_watch_command(CLI::App& app, int& exit_code);
 
 }  // namespace ringside::analysis::cli

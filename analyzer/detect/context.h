@@ -41,6 +41,9 @@ struct Thresholds {
   // A trace flushed this long after the others began waiting: alive then (the
   // probe flushes every second by default, so a live process shows it).
   double alive_margin_s = 3;
+  // The traces may still be growing (ringside watch): files not closed yet are
+  // not an abnormal end.
+  bool live = false;
   double throttle_fraction = 0.1;  // samples with slowdown reasons for a gpu_health finding
 };
 

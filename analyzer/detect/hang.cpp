@@ -829,7 +829,7 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
   }
   bool hang_found = false;
   for (const auto& f : out) hang_found = hang_found || f.kind == "hang" || f.kind == "desync";
-  if (traced > 0 && closed == 0 && !hang_found) {
+  if (traced > 0 && closed == 0 && !hang_found && !ctx.th.live) {
     Finding f;
     f.kind = "abnormal_end";
     f.subkind = "killed";

@@ -11,7 +11,9 @@ std::string hex(uint64_t id) {
   return buf;
 }
 
-nlohmann::json finding_json(const Finding& f) {
+}  // namespace
+
+nlohmann::json finding_to_json(const Finding& f) {
   nlohmann::json j;
   j["kind"] = f.kind;
   if (!f.subkind.empty()) j["subkind"] = f.subkind;
@@ -42,8 +44,6 @@ nlohmann::json finding_json(const Finding& f) {
   return j;
 }
 
-}  // namespace
-
 nlohmann::json report_to_json(const Report& r) {
   nlohmann::json j;
   j["schema"] = kReportSchema;
@@ -52,7 +52,7 @@ nlohmann::json report_to_json(const Report& r) {
   j["nodes"] = r.nodes;
   j["verdict"] = r.verdict;
   j["findings"] = nlohmann::json::array();
-  for (const auto& f : r.findings) j["findings"].push_back(finding_json(f));
+  for (const auto& f : r.findings) j["findings"].push_back(finding_to_json(f));
   nlohmann::json w;
   w["actual_s"] = r.what_if.actual_s;
   w["ideal_s"] = r.what_if.ideal_s;

@@ -8,5 +8,7 @@
 namespace ringside::analysis {
 
 nlohmann::json report_to_json(const Report& report);
+// One finding as it appears in the report's `findings` list.
+nlohmann::json finding_to_json(const Finding& finding);
 
 }  // namespace ringside::analysis

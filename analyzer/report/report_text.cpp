@@ -35,6 +35,23 @@ void render_consequences(const Finding& f, std::ostream& out) {
 
 }  // namespace
 
+void render_finding(const Finding& f, size_t number, std::ostream& out) {
+  out << "\n" << number << ". [" << f.kind << (f.subkind.empty() ? "" : "/" + f.subkind) << "]";
+  if (!f.ranks.empty()) out << " rank" << (f.ranks.size() > 1 ? "s " : " ") << join_ranks(f.ranks);
+  if (!f.nodes.empty()) {
+    out << "  node" << (f.nodes.size() > 1 ? "s " : " ");
+    for (size_t k = 0; k < f.nodes.size(); ++k)
+      out << (k ? (f.kind == "slow_link" ? "<->" : ",") : "") << f.nodes[k];
+  }
+  if (f.comm) out << "  comm " << f.comm_label;
+  if (f.seq) out << "  op #" << *f.seq;
+  if (f.cost_s > 0 && f.kind != "hang") out << "  cost " << fmt("%.2f", f.cost_s) << " s";
+  out << "  (confidence " << fmt("%.0f", 100 * f.confidence) << "%)\n";
+  out << "   " << f.evidence << "\n";
+  if (!f.next_command.empty()) out << "   next: " << f.next_command << "\n";
+  render_consequences(f, out);
+}
+
 void render_text(const Report& r, std::ostream& out, size_t max_findings) {
   std::string verdict = r.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -52,24 +69,8 @@ void render_text(const Report& r, std::ostream& out, size_t max_findings) {
   out << "\n";
   if (r.findings.empty())
     out << "no findings: collectives, links and GPUs look consistent across ranks.\n";
-  for (size_t i = 0; i < r.findings.size() && i < max_findings; ++i) {
-    const Finding& f = r.findings[i];
-    out << "\n" << i + 1 << ". [" << f.kind << (f.subkind.empty() ? "" : "/" + f.subkind) << "]";
-    if (!f.ranks.empty())
-      out << " rank" << (f.ranks.size() > 1 ? "s " : " ") << join_ranks(f.ranks);
-    if (!f.nodes.empty()) {
-      out << "  node" << (f.nodes.size() > 1 ? "s " : " ");
-      for (size_t k = 0; k < f.nodes.size(); ++k)
-        out << (k ? (f.kind == "slow_link" ? "<->" : ",") : "") << f.nodes[k];
-    }
-    if (f.comm) out << "  comm " << f.comm_label;
-    if (f.seq) out << "  op #" << *f.seq;
-    if (f.cost_s > 0 && f.kind != "hang") out << "  cost " << fmt("%.2f", f.cost_s) << " s";
-    out << "  (confidence " << fmt("%.0f", 100 * f.confidence) << "%)\n";
-    out << "   " << f.evidence << "\n";
-    if (!f.next_command.empty()) out << "   next: " << f.next_command << "\n";
-    render_consequences(f, out);
-  }
+  for (size_t i = 0; i < r.findings.size() && i < max_findings; ++i)
+    render_finding(r.findings[i], i + 1, out);
   if (r.findings.size() > max_findings) {
     out << "\n... and " << r.findings.size() - max_findings << " more findings (see --json)\n";
   }

@@ -9,5 +9,7 @@
 namespace ringside::analysis {
 
 void render_text(const Report& report, std::ostream& out, size_t max_findings = 10);
+// One finding, numbered `number`, as the summary shows it.
+void render_finding(const Finding& f, size_t number, std::ostream& out);
 
 }  // namespace ringside::analysis

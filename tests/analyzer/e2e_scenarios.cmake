@@ -24,3 +24,13 @@ if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
 else()
   message(STATUS "ringside: analyzer end-to-end scenarios need simrun, train_example and ringside_launcher; not registered yet")
 endif()
+
+# `ringside watch` follows a running job and reports its hang live.
+if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
+  add_test(NAME analyzer_e2e_watch_hang
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/watch_scenario.py
+      --bin-dir ${CMAKE_BINARY_DIR}/bin --sim-lib-dir ${RINGSIDE_SIM_LIB_DIR}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e_watch_hang
+      --cluster ${PROJECT_SOURCE_DIR}/examples/scenarios/stop.json)
+  set_tests_properties(analyzer_e2e_watch_hang PROPERTIES TIMEOUT 600 LABELS "analyzer;e2e" RUN_SERIAL TRUE)
+endif()

@@ -1,0 +1,41 @@
+#include <iostream>
+
+#include "cli/commands.h"
+#include "watch/watch.h"
+
+namespace ringside::analysis::cli {
+
+void add_watch_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<watch::WatchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch",
+      "Follow a running job's trace directory and report findings as they appear; ends when "
+      "every trace is closed (exit codes as analyze)");
+  cmd->add_option("dir", o->dir, "trace directory the job's probes write into")->required();
+  cmd->add_option("--poll", o->poll_s, "seconds between polls")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--until", o->until_s, "stop after this many seconds (0 = when the job ends)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  cmd->add_option("--events", o->events,
+                  "append one JSON line per new or cleared finding to FILE ('-' = stdout)");
+  cmd->add_option("--prom", o->prom,
+                  "write Prometheus text-format metrics to FILE after every poll (atomically)");
+  cmd->add_option("--on-finding", o->on_finding,
+                  "run this shell command once per new finding (details in RINGSIDE_FINDING_* "
+                  "environment variables); never waited for by the watch loop");
+  cmd->add_option("--on-finding-timeout", o->on_finding_timeout_s,
+                  "seconds before an --on-finding command is killed")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--json", o->json, "write the final report as JSON to FILE");
+  cmd->add_flag("-q,--quiet", o->quiet, "no status line per poll");
+  cmd->add_option("--hang-wait", o->analyze.thresholds.hang_min_wait_s,
+                  "seconds an op must be outstanding to be a hang")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = watch::run_watch(*o, std::cout, std::cerr); });
+}
+
+}  // namespace ringside::analysis::cli

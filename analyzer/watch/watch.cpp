@@ -1,0 +1,319 @@
+#include "watch/watch.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "report/format.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+
+namespace ringside::analysis::watch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A finding's identity across polls: what it blames, not its figures.
+std::string finding_key(const Finding& f) {
+  std::string k = f.kind + "/" + f.subkind + " r";
+  for (int64_t r : f.ranks) k += std::to_string(r) + ",";
+  k += " n";
+  for (const auto& n : f.nodes) k += n + ",";
+  return k;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string prom_escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
+  return s;
+}
+
+// Commands started for new findings: never waited for in the loop, reaped
+// each poll, killed past their time limit.
+class Commands {
+ public:
+  explicit Commands(double timeout_s) : timeout_s_(timeout_s) {}
+
+  void start(const std::string& command, const Report& r, const Finding& f, std::ostream& err) {
+    const std::string json = finding_to_json(f).dump();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      err << "ringside watch: cannot start --on-finding command: fork failed\n";
+      return;
+    }
+    if (pid == 0) {
+      setenv("RINGSIDE_JOB", r.job.c_str(), 1);
+      setenv("RINGSIDE_TRACE_DIR", r.dir.c_str(), 1);
+      setenv("RINGSIDE_FINDING_KIND", f.kind.c_str(), 1);
+      setenv("RINGSIDE_FINDING_SUBKIND", f.subkind.c_str(), 1);
+      setenv("RINGSIDE_FINDING_RANKS", join(f.ranks).c_str(), 1);
+      setenv("RINGSIDE_FINDING_NODES", join(f.nodes).c_str(), 1);
+      setenv("RINGSIDE_FINDING_EVIDENCE", f.evidence.c_str(), 1);
+      setenv("RINGSIDE_FINDING_JSON", json.c_str(), 1);
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    running_.push_back({pid, Clock::now()});
+  }
+
+  void reap(std::ostream& err) {
+    std::vector<Child> still;
+    for (const Child& c : running_) {
+      int status = 0;
+      const pid_t got = waitpid(c.pid, &status, WNOHANG);
+      if (got == c.pid) {
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+          err << "ringside watch: --on-finding command (pid " << c.pid << ") "
+              << (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                    : "was killed by signal " + std::to_string(WTERMSIG(status)))
+              << "\n";
+        }
+        continue;
+      }
+      const double age = std::chrono::duration<double>(Clock::now() - c.started).count();
+      if (age > timeout_s_) {
+        kill(-c.pid, SIGKILL);
+        kill(c.pid, SIGKILL);
+        waitpid(c.pid, &status, 0);
+        err << "ringside watch: --on-finding command (pid " << c.pid << ") killed after "
+            << fmt("%.0f", timeout_s_) << " s\n";
+        continue;
+      }
+      still.push_back(c);
+    }
+    running_ = std::move(still);
+  }
+
+  // At the end: give running commands their time, then stop them.
+  void finish(std::ostream& err) {
+    while (!running_.empty()) {
+      reap(err);
+      if (!running_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+ private:
+  struct Child {
+    pid_t pid;
+    Clock::time_point started;
+  };
+  double timeout_s_;
+  std::vector<Child> running_;
+};
+
+bool write_atomically(const std::string& path, const std::string& text, std::ostream& err) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream f(tmp);
+    if (!(f << text) || !f.flush()) {
+      err << "ringside watch: cannot write " << tmp << "\n";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err << "ringside watch: cannot rename " << tmp << " to " << path << "\n";
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string prometheus_text(const Report& r) {
+  const std::string job = "job=\"" + prom_escape(r.job) + "\"";
+  std::string out;
+  out += "# HELP ringside_job_hung 1 while the analysis finds the job hung, else 0.\n";
+  out += "# TYPE ringside_job_hung gauge\n";
+  out += "ringside_job_hung{" + job + "} " + (r.verdict == "hung" ? "1" : "0") + "\n";
+  out += "# HELP ringside_findings Open findings of the job, by kind.\n";
+  out += "# TYPE ringside_findings gauge\n";
+  std::map<std::string, int> kinds;
+  for (const auto& f : r.findings) ++kinds[f.kind];
+  for (const char* k : {"hang", "desync", "straggler", "imbalance", "slow_link", "gpu_health",
+                        "missing_trace", "abnormal_end"}) {
+    out += "ringside_findings{" + job + ",kind=\"" + k + "\"} " + std::to_string(kinds[k]) + "\n";
+  }
+  out += "# HELP ringside_finding_rank 1 for each rank a finding names.\n";
+  out += "# TYPE ringside_finding_rank gauge\n";
+  for (const auto& f : r.findings) {
+    for (size_t i = 0; i < f.ranks.size() && i < 64; ++i) {
+      out += "ringside_finding_rank{" + job + ",kind=\"" + prom_escape(f.kind) + "\",subkind=\"" +
+             prom_escape(f.subkind) + "\",rank=\"" + std::to_string(f.ranks[i]) + "\",comm=\"" +
+             prom_escape(f.comm_label) + "\"} 1\n";
+    }
+  }
+  out +=
+      "# HELP ringside_rank_lateness_seconds Mean compute-gap excess over the rank's peers "
+      "(the most late ranks).\n";
+  out += "# TYPE ringside_rank_lateness_seconds gauge\n";
+  if (r.extra.contains("late_ranks")) {
+    for (const auto& l : r.extra["late_ranks"]) {
+      out += "ringside_rank_lateness_seconds{" + job + ",rank=\"" +
+             std::to_string(l.value("rank", int64_t{0})) + "\"} " +
+             fmt("%.6f", l.value("mean_excess_ms", 0.0) / 1e3) + "\n";
+    }
+  }
+  out += "# HELP ringside_op_records Op records read from the traces so far.\n";
+  out += "# TYPE ringside_op_records gauge\n";
+  out += "ringside_op_records{" + job + "} " + std::to_string(r.records) + "\n";
+  return out;
+}
+
+int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
+  const auto started = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  std::ofstream events_file;
+  std::ostream* events = nullptr;
+  if (o.events == "-") {
+    events = &out;
+  } else if (!o.events.empty()) {
+    events_file.open(o.events, std::ios::app);
+    if (!events_file) {
+      err << "ringside watch: cannot open --events " << o.events << " for appending\n";
+      return 2;
+    }
+    events = &events_file;
+  }
+  Commands commands(o.on_finding_timeout_s);
+  std::map<std::string, Finding> open;
+  std::string last_error;
+  uint64_t last_records = 0;
+  double last_time = 0;
+  std::optional<Report> last;
+  AnalyzeOptions analyze = o.analyze;
+  analyze.progress = false;
+  analyze.thresholds.live = true;
+  for (;;) {
+    auto result = analyze_directory(o.dir, analyze);
+    if (!result.ok()) {
+      // Before the job starts there is nothing to read yet: say so once.
+      if (result.message() != last_error) err << "ringside watch: " << result.message() << "\n";
+      last_error = result.message();
+    } else {
+      last_error.clear();
+      const Report& r = result.value();
+      std::map<std::string, Finding> now;
+      for (const auto& f : r.findings) now.emplace(finding_key(f), f);
+      for (const auto& [key, f] : now) {
+        if (open.count(key)) continue;
+        out << "\n[" << utc_now() << "] new finding:";
+        render_finding(f, 1, out);
+        if (events != nullptr) {
+          *events << nlohmann::json{{"time", utc_now()},
+                                    {"event", "new"},
+                                    {"job", r.job},
+                                    {"verdict", r.verdict},
+                                    {"finding", finding_to_json(f)}}
+                         .dump()
+                  << "\n";
+        }
+        if (!o.on_finding.empty()) commands.start(o.on_finding, r, f, err);
+      }
+      for (const auto& [key, f] : open) {
+        if (now.count(key)) continue;
+        if (events != nullptr) {
+          *events << nlohmann::json{{"time", utc_now()},
+                                    {"event", "cleared"},
+                                    {"job", r.job},
+                                    {"verdict", r.verdict},
+                                    {"finding", finding_to_json(f)}}
+                         .dump()
+                  << "\n";
+        }
+      }
+      if (events != nullptr) events->flush();
+      open = std::move(now);
+      if (!o.quiet) {
+        const double t = elapsed();
+        const double rate = last_time > 0 && t > last_time
+                                ? static_cast<double>(r.records - last_records) / (t - last_time)
+                                : 0;
+        out << "[" << utc_now() << "] " << r.ranks << " ranks, " << r.records << " op records ("
+            << fmt("%.0f", rate) << "/s), verdict " << r.verdict << ", " << r.findings.size()
+            << " finding" << (r.findings.size() == 1 ? "" : "s") << "\n";
+        out.flush();
+        last_records = r.records;
+        last_time = t;
+      }
+      if (!o.prom.empty()) write_atomically(o.prom, prometheus_text(r), err);
+      const int64_t traced = r.extra.value("ranks_traced", int64_t{0});
+      const int64_t closed = r.extra.value("ranks_closed", int64_t{0});
+      last = r;
+      // Done when every traced rank closed its file or is known dead.
+      int64_t dead = 0;
+      for (const auto& f : r.findings) {
+        if (f.subkind == "dead_rank") dead += static_cast<int64_t>(f.ranks.size());
+      }
+      if (traced > 0 && closed + dead >= traced && traced >= r.ranks) break;
+    }
+    commands.reap(err);
+    if (o.until_s > 0 && elapsed() >= o.until_s) break;
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+  }
+  commands.finish(err);
+  if (last) {
+    // The final report is the post-mortem one: files still open now are what
+    // the job left behind.
+    AnalyzeOptions final_options = o.analyze;
+    final_options.progress = false;
+    if (auto final_report = analyze_directory(o.dir, final_options); final_report.ok())
+      last = final_report.value();
+  }
+  if (!last) {
+    err << "ringside watch: no readable trace in " << o.dir << " after " << fmt("%.0f", elapsed())
+        << " s\n";
+    return 2;
+  }
+  out << "\n";
+  render_text(*last, out);
+  if (!o.json.empty()) {
+    if (!write_atomically(o.json, report_to_json(*last).dump(2) + "\n", err)) return 2;
+  }
+  return exit_code(*last);
+}
+
+}  // namespace ringside::analysis::watch

@@ -1,0 +1,37 @@
+// `ringside watch`: follows a running job's trace directory and reports
+// findings while the job runs.  Each poll re-analyzes what the probes have
+// flushed so far (SWMR reads) and compares the findings with the previous
+// poll's: new ones are printed, written as events and handed to the
+// --on-finding command; cleared ones are written as events.  The watch ends
+// when every rank's trace is closed or after --until, with the same final
+// report as `ringside analyze`.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analyze.h"
+
+namespace ringside::analysis::watch {
+
+struct WatchOptions {
+  std::string dir;
+  double poll_s = 2;
+  double until_s = 0;                // 0: until every trace is closed
+  std::string events;                // JSON lines file ("-" = stdout), "" = none
+  std::string prom;                  // Prometheus textfile, written atomically
+  std::string on_finding;            // shell command per new finding
+  double on_finding_timeout_s = 60;  // then SIGKILL
+  std::string json;                  // final report
+  bool quiet = false;                // no live status lines
+  AnalyzeOptions analyze;
+};
+
+// Returns the exit code: that of `ringside analyze` on the final state, or 2
+// when the directory never held a readable trace before --until.
+int run_watch(const WatchOptions& options, std::ostream& out, std::ostream& err);
+
+// The Prometheus text exposition of a report (label values escaped).
+std::string prometheus_text(const Report& report);
+
+}  // namespace ringside::analysis::watch
