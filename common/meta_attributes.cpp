@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "hdf5_util.h"
+#include "ringside/safe_text.h"
 #include "ringside/trace_validate.h"
 
 namespace ringside::trace {
@@ -64,12 +65,14 @@ Status read_str(hid_t file, const char* name, std::string& value, const std::str
   h5::Handle mem = string_type();
   char* data = nullptr;
   if (H5Aread(attr.get(), mem.get(), &data) < 0) return missing(name, path);
-  value = data ? std::string(data, strnlen(data, kMaxTextAttribute + 1)) : "";
+  const std::string raw = data ? std::string(data, strnlen(data, kMaxTextAttribute + 1)) : "";
   if (data) H5free_memory(data);
-  if (value.size() > kMaxTextAttribute) {
+  if (raw.size() > kMaxTextAttribute) {
     return Status::error(path + ": attribute '" + name + "' is longer than " +
                          std::to_string(kMaxTextAttribute) + " bytes (corrupt file)");
   }
+  // Shown on terminals and put into JSON and suggested commands: never raw.
+  value = printable(raw);
   return {};
 }
 

@@ -9,6 +9,7 @@
 
 #include "hdf5_util.h"
 #include "meta_attributes.h"
+#include "ringside/safe_text.h"
 #include "ringside/trace_validate.h"
 #include "trace_types.h"
 
@@ -194,8 +195,12 @@ Result<std::vector<SampleRecord>> TraceReader::samples() const {
 Result<std::vector<EventRecord>> TraceReader::events() const {
   auto rows = read_all<EventRecord>(impl_->events, impl_->path);
   if (rows.ok()) {
-    // Guarantee termination whatever the file holds.
-    for (EventRecord& e : rows.value()) e.text[kTextLen - 1] = '\0';
+    // Guarantee termination whatever the file holds, and text that is safe to show.
+    for (EventRecord& e : rows.value()) {
+      e.text[kTextLen - 1] = '\0';
+      const std::string shown = printable(e.text);
+      std::snprintf(e.text, kTextLen, "%s", shown.c_str());
+    }
   }
   return rows;
 }

@@ -3,6 +3,8 @@
 
 #include "analyze.h"
 #include "cli/commands.h"
+#include "report/output_file.h"
+#include "ringside/safe_text.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
 
@@ -48,15 +50,14 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
     auto result = analyze_directory(args->dir, args->options);
     if (!result.ok()) throw InputError(result.message());
     const Report& report = result.value();
-    for (const auto& w : report.warnings) std::cerr << "ringside: warning: " << w << "\n";
+    for (const auto& w : report.warnings)
+      std::cerr << "ringside: warning: " << printable(w) << "\n";
     if (!args->json.empty()) {
-      const std::string text = report_to_json(report).dump(2) + "\n";
+      const std::string text = json_text(report_to_json(report), 2) + "\n";
       if (args->json == "-") {
         std::cout << text;
-      } else {
-        std::ofstream out(args->json);
-        if (!(out << text) || !out.flush())
-          throw InputError(args->json + ": cannot write the JSON report");
+      } else if (Status st = write_output_file(args->json, text, '{'); !st.ok()) {
+        throw InputError("--json " + st.message());
       }
     }
     if (!args->quiet && args->json != "-") render_text(report, std::cout, args->max_findings);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "ringside/safe_text.h"
 #include "probe/launcher/run_command.h"
 
 int main(int argc, char** argv) {
@@ -28,10 +29,10 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   } catch (const ringside::analysis::cli::InputError& e) {
-    std::cerr << "ringside: " << e.what() << "\n";
+    std::cerr << "ringside: " << ringside::printable(e.what(), true) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ringside: " << e.what() << "\n";
+    std::cerr << "ringside: " << ringside::printable(e.what(), true) << "\n";
     return 2;
   }
   return exit_code;

@@ -9,6 +9,7 @@
 #include "report/format.h"
 #include "load/gpu_summary.h"
 #include "report/next_command.h"
+#include "ringside/safe_text.h"
 
 namespace ringside::analysis {
 namespace {}  // namespace
@@ -111,7 +112,8 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
     for (const auto& b : ctx.set.bad_ranks)
       reasons.push_back({{"rank", b.rank}, {"reason", b.reason}});
     f.extra["reasons"] = reasons;
-    f.next_command = "h5dump -H " + ctx.set.ranks[static_cast<size_t>(bad.front())].path +
+    f.next_command = "h5dump -H " +
+                     shell_quote(ctx.set.ranks[static_cast<size_t>(bad.front())].path) +
                      "  # the file as HDF5 sees it";
     out.push_back(std::move(f));
   }
@@ -130,7 +132,7 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
                "file was lost, or it is unreadable; the analysis covers the others only.";
   f.severity = 0.5;
   f.confidence = 1.0;
-  f.next_command = "ls -l " + ctx.set.dir + "  # expect ringside-" + ctx.set.job_id +
+  f.next_command = "ls -l " + shell_quote(ctx.set.dir) + "  # expect ringside-" + ctx.set.job_id +
                    "-r<rank>.h5 for every rank";
   out.push_back(std::move(f));
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ringside/safe_text.h"
+
 namespace ringside::analysis {
 namespace {
 
@@ -30,13 +32,14 @@ std::string tasks_per_node(const Context& ctx, const std::vector<std::string>& n
 std::string next_command_for_straggler(const Context& ctx, int64_t rank) {
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(rank)];
   std::string bus = ri.gpu_pci_bus_id.empty() ? std::to_string(ri.gpu_device) : ri.gpu_pci_bus_id;
-  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE -i " +
-         bus + "   # then: srun -w " + ri.node + " " + tasks_per_node(ctx, {ri.node}) +
+  return "srun -w " + shell_quote(ri.node) +
+         " -N1 -n1 nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE -i " + shell_quote(bus) +
+         "   # then: srun -w " + shell_quote(ri.node) + " " + tasks_per_node(ctx, {ri.node}) +
          " nccl_bench validate";
 }
 
 std::string next_command_for_node_straggler(const Context& ctx, const std::string& node) {
-  return "srun -w " + node + " " + tasks_per_node(ctx, {node}) +
+  return "srun -w " + shell_quote(node) + " " + tasks_per_node(ctx, {node}) +
          " nccl_bench validate   # and check the node for other load (top, dmesg)";
 }
 
@@ -53,10 +56,10 @@ std::string next_command_for_link(const Context& ctx, const std::vector<std::str
     if (!peer.empty()) pair.push_back(peer);
   }
   if (pair.size() < 2 || pair[0] == pair[1]) {
-    return "srun -w " + pair[0] + " -N1 " + tasks_per_node(ctx, {pair[0]}) +
+    return "srun -w " + shell_quote(pair[0]) + " -N1 " + tasks_per_node(ctx, {pair[0]}) +
            " nccl_bench all_reduce -b 1M -e 1G -f 2";
   }
-  return "srun -w " + pair[0] + "," + pair[1] +
+  return "srun -w " + shell_quote(pair[0] + "," + pair[1]) +
          " --ntasks-per-node=1 nccl_bench sendrecv -b 1M -e 1G -f 2";
 }
 
@@ -64,7 +67,7 @@ std::string next_command_for_hang(const Context& ctx, const Finding& f) {
   if (f.subkind == "all_stuck") {
     std::string nodes;
     for (const auto& n : f.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-    return "srun -w " + nodes + " " + tasks_per_node(ctx, f.nodes) +
+    return "srun -w " + shell_quote(nodes) + " " + tasks_per_node(ctx, f.nodes) +
            " nccl_bench validate   # test the links the comm uses";
   }
   if (f.ranks.empty()) return "inspect the stacks of the ranks in the comm (py-spy dump / gdb)";
@@ -72,19 +75,21 @@ std::string next_command_for_hang(const Context& ctx, const Finding& f) {
   if (!ri.has_file)
     return "look for rank " + std::to_string(ri.rank) + "'s output and exit status in the job log";
   if (f.subkind == "dead_rank") {
-    return "sacct -j " + ctx.set.job_id +
-           " --format=JobID,State,ExitCode,NodeList   # and dmesg on " + ri.node;
+    return "sacct -j " + shell_quote(ctx.set.job_id) +
+           " --format=JobID,State,ExitCode,NodeList   # and dmesg on " + shell_quote(ri.node);
   }
   if (f.subkind == "gpu_stall") {
-    return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " nvidia-smi -q -i " +
-           ri.gpu_pci_bus_id + "   # look for XIDs / a hung context";
+    return "srun --jobid " + shell_quote(ctx.set.job_id) + " --overlap -w " + shell_quote(ri.node) +
+           " nvidia-smi -q -i " + shell_quote(ri.gpu_pci_bus_id) +
+           "   # look for XIDs / a hung context";
   }
-  return "srun --jobid " + ctx.set.job_id + " --overlap -w " + ri.node + " py-spy dump --pid " +
-         std::to_string(ri.pid) + "   # where is rank " + std::to_string(ri.rank) + " stuck?";
+  return "srun --jobid " + shell_quote(ctx.set.job_id) + " --overlap -w " + shell_quote(ri.node) +
+         " py-spy dump --pid " + std::to_string(ri.pid) + "   # where is rank " +
+         std::to_string(ri.rank) + " stuck?";
 }
 
 std::string next_command_for_abnormal_end(const Context& ctx) {
-  return "sacct -j " + ctx.set.job_id +
+  return "sacct -j " + shell_quote(ctx.set.job_id) +
          " --format=JobID,State,ExitCode,DerivedExitCode,NodeList   # who ended the job, and how";
 }
 
@@ -99,12 +104,15 @@ std::string next_command_for_gpu(const Context& ctx, const Finding& f) {
   if (f.ranks.empty()) return "";
   const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(f.ranks.front())];
   if (f.subkind == "throttling") {
-    return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i " +
-           ri.gpu_pci_bus_id;
+    return "srun -w " + shell_quote(ri.node) +
+           " -N1 -n1 nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i " +
+           shell_quote(ri.gpu_pci_bus_id);
   }
-  return "srun -w " + ri.node + " -N1 -n1 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i " +
-         ri.gpu_pci_bus_id + "   # if confirmed: scontrol update nodename=" + ri.node +
-         " state=drain reason=\"GPU " + f.subkind + "\"";
+  return "srun -w " + shell_quote(ri.node) +
+         " -N1 -n1 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i " +
+         shell_quote(ri.gpu_pci_bus_id) +
+         "   # if confirmed: scontrol update nodename=" + shell_quote(ri.node) +
+         " state=drain reason=" + shell_quote("GPU " + f.subkind);
 }
 
 }  // namespace ringside::analysis

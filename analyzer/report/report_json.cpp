@@ -83,4 +83,8 @@ nlohmann::json report_to_json(const Report& r) {
   return j;
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace ringside::analysis

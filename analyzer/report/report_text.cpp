@@ -1,7 +1,9 @@
 #include "report/report_text.h"
 #include "report/format.h"
+#include "ringside/safe_text.h"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 namespace ringside::analysis {
@@ -35,7 +37,10 @@ void render_consequences(const Finding& f, std::ostream& out) {
 
 }  // namespace
 
-void render_finding(const Finding& f, size_t number, std::ostream& out) {
+// Everything shown is printable: file names and any text a trace carried
+// cannot reach the terminal as control sequences.
+void render_finding(const Finding& f, size_t number, std::ostream& shown) {
+  std::ostringstream out;
   out << "\n" << number << ". [" << f.kind << (f.subkind.empty() ? "" : "/" + f.subkind) << "]";
   if (!f.ranks.empty()) out << " rank" << (f.ranks.size() > 1 ? "s " : " ") << join_ranks(f.ranks);
   if (!f.nodes.empty()) {
@@ -50,9 +55,11 @@ void render_finding(const Finding& f, size_t number, std::ostream& out) {
   out << "   " << f.evidence << "\n";
   if (!f.next_command.empty()) out << "   next: " << f.next_command << "\n";
   render_consequences(f, out);
+  shown << printable(out.str(), true);
 }
 
-void render_text(const Report& r, std::ostream& out, size_t max_findings) {
+void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
+  std::ostringstream out;
   std::string verdict = r.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   out << "ringside analyze: job " << r.job << ", " << r.ranks << " ranks on " << r.nodes.size()
@@ -85,6 +92,7 @@ void render_text(const Report& r, std::ostream& out, size_t max_findings) {
     out << "clocks: node offsets up to " << fmt("%.1f", r.clock.max_abs_offset_ms)
         << " ms, corrected\n";
   }
+  shown << printable(out.str(), true);
 }
 
 }  // namespace ringside::analysis

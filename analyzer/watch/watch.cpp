@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/output_file.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
 
@@ -76,7 +77,7 @@ class Commands {
   explicit Commands(double timeout_s) : timeout_s_(timeout_s) {}
 
   void start(const std::string& command, const Report& r, const Finding& f, std::ostream& err) {
-    const std::string json = finding_to_json(f).dump();
+    const std::string json = json_text(finding_to_json(f));
     const pid_t pid = fork();
     if (pid < 0) {
       err << "ringside watch: cannot start --on-finding command: fork failed\n";
@@ -142,24 +143,6 @@ class Commands {
   double timeout_s_;
   std::vector<Child> running_;
 };
-
-bool write_atomically(const std::string& path, const std::string& text, std::ostream& err) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp);
-    if (!(f << text) || !f.flush()) {
-      err << "ringside watch: cannot write " << tmp << "\n";
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err << "ringside watch: cannot rename " << tmp << " to " << path << "\n";
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -243,12 +226,11 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
         out << "\n[" << utc_now() << "] new finding:";
         render_finding(f, 1, out);
         if (events != nullptr) {
-          *events << nlohmann::json{{"time", utc_now()},
-                                    {"event", "new"},
-                                    {"job", r.job},
-                                    {"verdict", r.verdict},
-                                    {"finding", finding_to_json(f)}}
-                         .dump()
+          *events << json_text(nlohmann::json{{"time", utc_now()},
+                                              {"event", "new"},
+                                              {"job", r.job},
+                                              {"verdict", r.verdict},
+                                              {"finding", finding_to_json(f)}})
                   << "\n";
         }
         if (!o.on_finding.empty()) commands.start(o.on_finding, r, f, err);
@@ -256,12 +238,11 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
       for (const auto& [key, f] : open) {
         if (now.count(key)) continue;
         if (events != nullptr) {
-          *events << nlohmann::json{{"time", utc_now()},
-                                    {"event", "cleared"},
-                                    {"job", r.job},
-                                    {"verdict", r.verdict},
-                                    {"finding", finding_to_json(f)}}
-                         .dump()
+          *events << json_text(nlohmann::json{{"time", utc_now()},
+                                              {"event", "cleared"},
+                                              {"job", r.job},
+                                              {"verdict", r.verdict},
+                                              {"finding", finding_to_json(f)}})
                   << "\n";
         }
       }
@@ -279,7 +260,10 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
         last_records = r.records;
         last_time = t;
       }
-      if (!o.prom.empty()) write_atomically(o.prom, prometheus_text(r), err);
+      if (!o.prom.empty()) {
+        if (Status st = write_output_file(o.prom, prometheus_text(r), '#'); !st.ok())
+          err << "ringside watch: --prom " << st.message() << "\n";
+      }
       const int64_t traced = r.extra.value("ranks_traced", int64_t{0});
       const int64_t closed = r.extra.value("ranks_closed", int64_t{0});
       last = r;
@@ -311,7 +295,11 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   out << "\n";
   render_text(*last, out);
   if (!o.json.empty()) {
-    if (!write_atomically(o.json, report_to_json(*last).dump(2) + "\n", err)) return 2;
+    const std::string text = json_text(report_to_json(*last), 2) + "\n";
+    if (Status st = write_output_file(o.json, text, '{'); !st.ok()) {
+      err << "ringside watch: --json " << st.message() << "\n";
+      return 2;
+    }
   }
   return exit_code(*last);
 }

@@ -124,6 +124,97 @@ TEST(Cli, CorruptFileIsNamedAndTheRestAnalyzed) {
   EXPECT_EQ(j["findings"][0]["kind"], "missing_trace");
 }
 
+// Rewrites the variable-length string attribute `name` of every trace in `dir`
+// whose current value is `from`.
+void rewrite_text_attribute(const std::string& dir, const char* name, const std::string& from,
+                            const std::string& to) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".h5") continue;
+    hid_t f = H5Fopen(e.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    ASSERT_GE(a, 0);
+    hid_t type = H5Aget_type(a);  // a variable-length string
+    char* old = nullptr;
+    ASSERT_GE(H5Aread(a, type, &old), 0);
+    const bool match = old != nullptr && from == old;
+    H5free_memory(old);
+    if (match) {
+      const char* value = to.c_str();
+      ASSERT_GE(H5Awrite(a, type, &value), 0);
+    }
+    H5Tclose(type);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+}
+
+TEST(Cli, HostileNamesNeverReachTheTerminalOrTheShellRaw) {
+  TempDir dir("cli-hostile");
+  synth_into(dir.path(), "job", {"straggler:rank=5,factor=1.6"});
+  const std::string hostile = "node2;touch${IFS}pwned\x1b]0;owned\x07\xff";
+  rewrite_text_attribute(dir.path(), "node", "node2", hostile);
+  rewrite_text_attribute(dir.path(), "job_id", "job", "job$(id)");
+  auto r = run_cli({"analyze", dir.path(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  for (const std::string& text : {r.out, r.err}) {
+    for (char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      EXPECT_TRUE(u == '\n' || (u >= 0x20 && u != 0x7f && u < 0x80)) << "byte " << int(u);
+    }
+  }
+  // The node is named as a single-quoted shell word in the next command.
+  EXPECT_NE(r.out.find("srun -w 'node2;touch${IFS}pwned?]0;owned?"
+                       "?'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("srun -w node2;"), std::string::npos) << r.out;
+  r = run_cli({"analyze", dir.path(), "--json", "-"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["job"], "job$(id)");
+  bool named = false;
+  for (const auto& n : j["nodes"])
+    named = named || n == "node2;touch${IFS}pwned?]0;owned?"
+                          "?";
+  EXPECT_TRUE(named) << j["nodes"];
+}
+
+TEST(Cli, JsonNeverOverwritesATraceOrAnotherFile) {
+  TempDir dir("cli-json-target");
+  synth_into(dir.path(), "job");
+  const std::string trace = dir.path() + "/ringside-job-r000001.h5";
+  const auto size = fs::file_size(trace);
+  auto r = run_cli({"analyze", dir.path(), "--json", trace, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("not overwritten"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HDF5"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::file_size(trace), size);
+
+  const std::string notes = dir.path() + "/notes.txt";
+  std::ofstream(notes) << "my notes\n";
+  r = run_cli({"analyze", dir.path(), "--json", notes, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not an earlier report"), std::string::npos) << r.err;
+
+  r = run_cli({"analyze", dir.path(), "--json", dir.path(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("directory"), std::string::npos) << r.err;
+
+  r = run_cli({"analyze", dir.path(), "--json", dir.path() + "/no/such/dir/r.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+
+  // An earlier report is replaced, and nothing else is left behind.
+  const std::string report = dir.path() + "/report.json";
+  ASSERT_EQ(run_cli({"analyze", dir.path(), "--json", report, "--no-progress"}).exit_code, 0);
+  ASSERT_EQ(run_cli({"analyze", dir.path(), "--json", report, "--no-progress"}).exit_code, 0);
+  std::ifstream in(report);
+  EXPECT_EQ(nlohmann::json::parse(in)["verdict"], "healthy");
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string().find(".ringside-out"), std::string::npos) << e.path();
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run_cli({}).exit_code, 2);
   EXPECT_EQ(run_cli({"analyze"}).exit_code, 2);
