@@ -42,7 +42,7 @@ struct Thresholds {
   // probe flushes every second by default, so a live process shows it).
   double alive_margin_s = 3;
   // The traces may still be growing (ringside watch): files not closed yet are
-  // not an abnormal end.
+  // not an abnormal end, and a job before its first collective is not "no_ops".
   bool live = false;
   double throttle_fraction = 0.1;  // samples with slowdown reasons for a gpu_health finding
 };

@@ -117,6 +117,33 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
                      "  # the file as HDF5 sees it";
     out.push_back(std::move(f));
   }
+  // Traces without a single NCCL operation: nothing was observed, so nothing can be
+  // called healthy.
+  std::vector<int64_t> traced;
+  bool any_op = false;
+  for (const auto& ri : ctx.set.ranks) {
+    if (!ri.has_file) continue;
+    traced.push_back(ri.rank);
+    any_op = any_op || ri.op_count > 0 || !ri.pending.empty();
+  }
+  if (!traced.empty() && !any_op && !ctx.th.live) {
+    Finding f;
+    f.kind = "missing_trace";
+    f.subkind = "no_ops";
+    f.ranks = traced;
+    f.nodes = ctx.nodes_of(traced);
+    f.evidence = "none of the " + std::to_string(traced.size()) +
+                 " traces holds a single NCCL operation: the probe was not loaded into the "
+                 "processes that use NCCL (a wrapper script was traced instead, or NCCL is "
+                 "linked statically), or the job ended before its first collective. Nothing "
+                 "about its communication can be judged.";
+    f.severity = 0.5;
+    f.confidence = 1.0;
+    f.next_command =
+        "ringside run --help  # wrap the training processes themselves, e.g. "
+        "srun ... ringside run -- python train.py";
+    out.push_back(std::move(f));
+  }
   std::vector<int64_t> missing;
   for (const auto& ri : ctx.set.ranks) {
     if (!ri.has_file && !std::binary_search(bad.begin(), bad.end(), ri.rank))

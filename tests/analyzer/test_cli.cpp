@@ -215,6 +215,30 @@ TEST(Cli, JsonNeverOverwritesATraceOrAnotherFile) {
     EXPECT_EQ(e.path().filename().string().find(".ringside-out"), std::string::npos) << e.path();
 }
 
+TEST(Cli, TracesWithoutAnyOpAreNotCalledHealthy) {
+  TempDir dir("cli-no-ops");
+  synth_into(dir.path(), "job");
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    hid_t f = H5Fopen(e.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    for (const char* name : {"ops", "pending"}) {
+      hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+      ASSERT_GE(d, 0) << name;
+      const hsize_t zero[1] = {0};
+      ASSERT_GE(H5Dset_extent(d, zero), 0);
+      H5Dclose(d);
+    }
+    H5Fclose(f);
+  }
+  auto r = run_cli({"analyze", dir.path(), "--json", "-"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["findings"].size(), 1u) << j["findings"];
+  EXPECT_EQ(j["findings"][0]["kind"], "missing_trace");
+  EXPECT_EQ(j["findings"][0]["subkind"], "no_ops");
+  EXPECT_EQ(j["findings"][0]["ranks"].size(), 8u);
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run_cli({}).exit_code, 2);
   EXPECT_EQ(run_cli({"analyze"}).exit_code, 2);
