@@ -11,6 +11,12 @@
 namespace ringside::analysis {
 namespace {
 
+std::string hex_id(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
 using trace::EventKind;
 
 bool notable(const trace::EventRecord& e) {
@@ -60,9 +66,7 @@ int64_t stats_local(int64_t t, int64_t clock_monotonic) {
 }  // namespace
 
 std::string CommInfo::id_hex() const {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
-  return buf;
+  return hex_id(id);
 }
 
 int TraceSet::comm_rank_of(const CommInfo& c, int64_t global_rank) const {
@@ -120,6 +124,12 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
   for (int64_t r = 0; r < set.world_size; ++r) set.ranks[static_cast<size_t>(r)].rank = r;
 
   std::map<uint64_t, CommInfo> comms;
+  std::map<uint64_t, int64_t> first_claimant;  // comm id -> first rank whose file named it
+  struct Conflict {
+    int64_t a, b;
+    std::string what;
+  };
+  std::vector<Conflict> conflicts;
   std::map<std::string, int> node_index;
   int64_t base = std::numeric_limits<int64_t>::max();
   size_t done = 0;
@@ -181,6 +191,22 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     {
       for (const auto& rec : comm_rows.value()) {
         CommInfo& ci = comms[rec.comm_id];
+        // Files that disagree about a communicator cannot both be right, and
+        // which one is wrong cannot be told: neither is used.
+        auto [first, new_comm] = first_claimant.emplace(rec.comm_id, ri.rank);
+        if (!new_comm && ci.nranks != rec.nranks) {
+          conflicts.push_back({first->second, ri.rank,
+                               "disagree on the size of comm " + hex_id(rec.comm_id) + " (" +
+                                   std::to_string(ci.nranks) + " and " +
+                                   std::to_string(rec.nranks) + " ranks)"});
+        }
+        if (rec.rank >= 0 && static_cast<size_t>(rec.rank) < ci.members.size() &&
+            ci.members[static_cast<size_t>(rec.rank)] >= 0 &&
+            ci.members[static_cast<size_t>(rec.rank)] != ri.rank) {
+          conflicts.push_back(
+              {ci.members[static_cast<size_t>(rec.rank)], ri.rank,
+               "both claim rank " + std::to_string(rec.rank) + " of comm " + hex_id(rec.comm_id)});
+        }
         ci.id = rec.comm_id;
         ci.nranks = std::max(ci.nranks, rec.nranks);
         ci.parent = rec.parent_id;
@@ -248,6 +274,17 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
   }
   progress.finish();
+  for (const auto& c : conflicts) {
+    const std::string why = "ranks " + std::to_string(c.a) + " and " + std::to_string(c.b) + " " +
+                            c.what + " (corrupt comm table)";
+    for (int64_t r : {c.a, c.b}) {
+      RankInfo& ri = set.ranks[static_cast<size_t>(r)];
+      if (!ri.has_file || !ri.read_error.empty()) continue;
+      ri.read_error = ri.path + ": " + why;
+      set.warnings.push_back(ri.read_error + " (rank " + std::to_string(r) +
+                             ": not used, analyzed as missing)");
+    }
+  }
   if (base == std::numeric_limits<int64_t>::max()) {
     return Status::error(dir + ": no trace file could be opened");
   }
