@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "checks.h"
 
@@ -49,6 +50,60 @@ Identity identity_from_env(Launcher launcher, const char* rank_var, const char* 
                      size_var + "=" + std::to_string(id.world_size));
   }
   return id;
+}
+
+// A fresh id with its own bootstrap root. NCCL_COMM_ID pins every id to the
+// world's root address, so it is hidden for this call and then restored.
+ncclUniqueId fresh_unique_id() {
+  ncclUniqueId unique_id;
+  std::memset(&unique_id, 0, sizeof(unique_id));
+  const char* pinned = env("NCCL_COMM_ID");
+  const std::string saved = pinned != nullptr ? pinned : "";
+  if (pinned != nullptr) unsetenv("NCCL_COMM_ID");
+  const ncclResult_t result = ncclGetUniqueId(&unique_id);
+  if (pinned != nullptr) setenv("NCCL_COMM_ID", saved.c_str(), 1);
+  RINGSIDE_NCCL_CHECK(result);
+  return unique_id;
+}
+
+ncclUniqueId share_over_mpi(const GroupMembership& group) {
+  MPI_Comm members = MPI_COMM_NULL;
+  RINGSIDE_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, group.color, group.index, &members));
+  ncclUniqueId unique_id;
+  std::memset(&unique_id, 0, sizeof(unique_id));
+  if (group.index == 0) unique_id = fresh_unique_id();
+  RINGSIDE_MPI_CHECK(MPI_Bcast(&unique_id, sizeof(unique_id), MPI_BYTE, 0, members));
+  RINGSIDE_MPI_CHECK(MPI_Comm_free(&members));
+  return unique_id;
+}
+
+// Every rank contributes its group's id if it leads the group, zeros otherwise.
+ncclUniqueId share_over_world(const Identity& id, ncclComm_t world, const GroupMembership& group) {
+  constexpr size_t kIdBytes = sizeof(ncclUniqueId);
+  const auto ranks = static_cast<size_t>(id.world_size);
+  std::vector<char> mine(kIdBytes, 0);
+  if (group.index == 0) {
+    const ncclUniqueId unique_id = fresh_unique_id();
+    std::memcpy(mine.data(), &unique_id, kIdBytes);
+  }
+  cudaStream_t stream = nullptr;
+  char* send = nullptr;
+  char* recv = nullptr;
+  RINGSIDE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  RINGSIDE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&send), kIdBytes));
+  RINGSIDE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&recv), kIdBytes * ranks));
+  RINGSIDE_CUDA_CHECK(cudaMemcpyAsync(send, mine.data(), kIdBytes, cudaMemcpyHostToDevice, stream));
+  RINGSIDE_NCCL_CHECK_COMM(ncclAllGather(send, recv, kIdBytes, ncclUint8, world, stream), world);
+  std::vector<char> all(kIdBytes * ranks);
+  RINGSIDE_CUDA_CHECK(
+      cudaMemcpyAsync(all.data(), recv, all.size(), cudaMemcpyDeviceToHost, stream));
+  RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  RINGSIDE_CUDA_CHECK(cudaFree(send));
+  RINGSIDE_CUDA_CHECK(cudaFree(recv));
+  RINGSIDE_CUDA_CHECK(cudaStreamDestroy(stream));
+  ncclUniqueId unique_id;
+  std::memcpy(&unique_id, all.data() + kIdBytes * static_cast<size_t>(group.leader), kIdBytes);
+  return unique_id;
 }
 
 }  // namespace
@@ -99,6 +154,14 @@ ncclComm_t init_world_comm(const Identity& id) {
   }
   ncclComm_t comm = nullptr;
   RINGSIDE_NCCL_CHECK(ncclCommInitRank(&comm, id.world_size, unique_id, id.rank));
+  return comm;
+}
+
+ncclComm_t init_group_comm(const Identity& id, ncclComm_t world, const GroupMembership& group) {
+  const ncclUniqueId unique_id =
+      id.launcher == Launcher::kMpi ? share_over_mpi(group) : share_over_world(id, world, group);
+  ncclComm_t comm = nullptr;
+  RINGSIDE_NCCL_CHECK(ncclCommInitRank(&comm, group.size, unique_id, group.index));
   return comm;
 }
 

@@ -31,6 +31,22 @@ int select_device(const Identity& id);
 // identical everywhere.
 ncclComm_t init_world_comm(const Identity& id);
 
+// This rank's place in one tensor/data/pipeline-parallel group.
+struct GroupMembership {
+  int color = 0;   // the same on every member, different for every group of this kind
+  int index = 0;   // rank within the group; index 0 is the group's first member
+  int size = 1;    // members
+  int leader = 0;  // global rank of index 0
+};
+
+// A group's communicator made the way PyTorch's new_group makes it: the
+// group's first member calls ncclGetUniqueId, the id reaches the other members
+// (MPI_Comm_split + MPI_Bcast under mpirun; otherwise an all-gather of every
+// group leader's id on `world`, standing in for PyTorch's store), and every
+// member calls ncclCommInitRank. Collective over the world: every rank calls it
+// for each kind of group, in the same order.
+ncclComm_t init_group_comm(const Identity& id, ncclComm_t world, const GroupMembership& group);
+
 // MPI_Finalize when MPI was initialised (no-op otherwise).
 void finalize_launcher(const Identity& id);
 

@@ -23,6 +23,19 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   app.add_option("--tp", c.tp, "tensor-parallel group size (consecutive ranks)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--pp", c.pp, "pipeline stages")->check(CLI::Range(1, 1024));
+  app.add_option("--dp", c.dp,
+                 "data-parallel group size; optional, must equal world / (tp * pp) (0 = derive it)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option_function<std::string>(
+         "--comm-init",
+         [&c](const std::string& name) {
+           c.comm_init = name == "uniqueid" ? CommInit::kUniqueId : CommInit::kSplit;
+         },
+         "how the tp/dp/pp communicators are made: split (ncclCommSplit of the world "
+         "communicator) or uniqueid (the group's first member calls ncclGetUniqueId and shares "
+         "it, every member calls ncclCommInitRank, as PyTorch's new_group does)")
+      ->default_str("split")
+      ->check(CLI::IsMember({"split", "uniqueid"}));
   app.add_option("--microbatches", c.microbatches, "microbatches per step (GPipe schedule)")
       ->check(CLI::Range(1, 1024));
   app.add_flag("--fsdp", c.fsdp,
@@ -83,6 +96,13 @@ void validate_for_world(TrainConfig& c, int world) {
                      "; choose sizes whose product divides it");
   }
   const int dp = world / (c.tp * c.pp);
+  if (c.dp != 0 && c.dp != dp) {
+    throw UsageError("--dp " + std::to_string(c.dp) + " does not match the world size " +
+                     std::to_string(world) + " / (--tp " + std::to_string(c.tp) + " x --pp " +
+                     std::to_string(c.pp) + ") = " + std::to_string(dp) + "; give --dp " +
+                     std::to_string(dp) + " or leave it out");
+  }
+  c.dp = dp;
   if (c.heavy_stage < 0) c.heavy_stage = c.pp - 1;
   if (c.heavy_stage >= c.pp) {
     throw UsageError("--heavy-stage " + std::to_string(c.heavy_stage) + " is not a stage of --pp " +
@@ -128,6 +148,16 @@ const char* to_string(Imbalance imbalance) {
       return "data";
     case Imbalance::kPipeline:
       return "pipeline";
+  }
+  return "?";
+}
+
+const char* to_string(CommInit init) {
+  switch (init) {
+    case CommInit::kSplit:
+      return "split";
+    case CommInit::kUniqueId:
+      return "uniqueid";
   }
   return "?";
 }

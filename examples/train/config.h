@@ -8,6 +8,10 @@ namespace ringside::examples {
 
 enum class Imbalance { kNone, kData, kPipeline };
 enum class DesyncKind { kCount, kCollective };
+// How the tensor/data/pipeline-parallel communicators are made: ncclCommSplit
+// of the world communicator, or (as PyTorch's new_group does) a unique id per
+// group from its first member and ncclCommInitRank on every member.
+enum class CommInit { kSplit, kUniqueId };
 
 struct TrainConfig {
   int steps = 20;
@@ -18,6 +22,8 @@ struct TrainConfig {
   double activation_mb = 0.25;
   int tp = 1;
   int pp = 1;
+  int dp = 0;  // 0: world / (tp * pp); otherwise must equal it
+  CommInit comm_init = CommInit::kSplit;
   int microbatches = 2;
   bool fsdp = false;  // all-gather parameters + reduce-scatter gradients instead of all-reduce
   Imbalance imbalance = Imbalance::kNone;
@@ -41,10 +47,11 @@ struct TrainConfig {
 // Registers every flag on `app`, writing into `config`.
 void add_train_options(CLI::App& app, TrainConfig& config);
 
-// Checks what depends on the world size (tp * pp dividing it, fault ranks and
+// Checks what depends on the world size (tp * pp dividing it, --dp matching, fault ranks and
 // steps in range); throws UsageError naming the flag and the fix.
 void validate_for_world(TrainConfig& config, int world_size);
 
 const char* to_string(Imbalance imbalance);
+const char* to_string(CommInit init);
 
 }  // namespace ringside::examples

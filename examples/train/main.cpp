@@ -25,9 +25,10 @@ void print_start(const TrainConfig& c, const Identity& id, const Layout& l, cons
   cudaDeviceProp prop{};
   RINGSIDE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::printf(
-      "train_example: world %d (dp %d x tp %d x pp %d), bootstrap %s, rank 0 on %s device %d "
-      "(%s)\n",
-      l.world, l.dp, l.tp, l.pp, to_string(id.launcher), id.host.c_str(), device, prop.name);
+      "train_example: world %d (dp %d x tp %d x pp %d, groups by %s), bootstrap %s, rank 0 on %s "
+      "device %d (%s)\n",
+      l.world, l.dp, l.tp, l.pp, to_string(c.comm_init), to_string(id.launcher), id.host.c_str(),
+      device, prop.name);
   std::printf(
       "train_example: %d steps, %d microbatches, compute %.2f ms/step, imbalance %s, %d gradient "
       "buckets of %.2f MiB (%s), activations %.2f MiB\n",
@@ -61,7 +62,7 @@ int train(const TrainConfig& config_in) {
   const Layout layout = Layout::make(id.rank, id.world_size, config.tp, config.pp);
   const Sizes sizes = Sizes::make(config, layout);
   if (id.rank == 0) print_start(config, id, layout, sizes, device);
-  Comms comms = Comms::split(init_world_comm(id), layout);
+  Comms comms = Comms::make(init_world_comm(id), layout, config.comm_init, id);
   RunSummary summary;
   {
     Trainer trainer(config, id, layout, comms, sizes);

@@ -21,9 +21,11 @@ double unit_random(uint64_t seed, uint64_t a, uint64_t b) {
   return static_cast<double>(h >> 11) / static_cast<double>(1ULL << 53);
 }
 
-ncclComm_t split_group(ncclComm_t world, int color, int key) {
+ncclComm_t make_group(ncclComm_t world, const GroupMembership& group, CommInit init,
+                      const Identity& id) {
+  if (init == CommInit::kUniqueId) return init_group_comm(id, world, group);
   ncclComm_t comm = nullptr;
-  RINGSIDE_NCCL_CHECK_COMM(ncclCommSplit(world, color, key, &comm, nullptr), world);
+  RINGSIDE_NCCL_CHECK_COMM(ncclCommSplit(world, group.color, group.index, &comm, nullptr), world);
   return comm;
 }
 
@@ -41,17 +43,32 @@ Layout Layout::make(int rank, int world, int tp, int pp) {
   return l;
 }
 
-Comms Comms::split(ncclComm_t world, const Layout& l) {
+GroupMembership Layout::tp_group() const {
+  const int first = stage * dp * tp + dp_index * tp;
+  return {stage * dp + dp_index, tp_index, tp, first};
+}
+
+GroupMembership Layout::dp_group() const {
+  const int first = stage * dp * tp + tp_index;
+  return {stage * tp + tp_index, dp_index, dp, first};
+}
+
+GroupMembership Layout::pp_group() const {
+  const int first = dp_index * tp + tp_index;
+  return {dp_index * tp + tp_index, stage, pp, first};
+}
+
+Comms Comms::make(ncclComm_t world, const Layout& l, CommInit init, const Identity& id) {
   Comms c;
   c.world = world;
-  // Every rank makes the same sequence of split calls, as NCCL requires.
-  if (l.tp > 1) c.tp = split_group(world, l.stage * l.dp + l.dp_index, l.tp_index);
+  // Every rank makes the same sequence of calls, as NCCL requires.
+  if (l.tp > 1) c.tp = make_group(world, l.tp_group(), init, id);
   if (l.dp == l.world) {
     c.dp = world;
   } else if (l.dp > 1) {
-    c.dp = split_group(world, l.stage * l.tp + l.tp_index, l.dp_index);
+    c.dp = make_group(world, l.dp_group(), init, id);
   }
-  if (l.pp > 1) c.pp = split_group(world, l.dp_index * l.tp + l.tp_index, l.stage);
+  if (l.pp > 1) c.pp = make_group(world, l.pp_group(), init, id);
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "bootstrap.h"
 #include "config.h"
 
 namespace ringside::examples {
@@ -20,6 +21,11 @@ struct Layout {
   int dp_index = 0, tp_index = 0, stage = 0;
 
   static Layout make(int rank, int world, int tp, int pp);
+
+  // This rank's tensor-, data- and pipeline-parallel groups.
+  GroupMembership tp_group() const;
+  GroupMembership dp_group() const;
+  GroupMembership pp_group() const;
 };
 
 // The groups this rank belongs to; tp/pp are null when their size is 1, dp is
@@ -30,8 +36,9 @@ struct Comms {
   ncclComm_t tp = nullptr;
   ncclComm_t pp = nullptr;
 
-  // Splits the groups off `world` (a collective call on every rank).
-  static Comms split(ncclComm_t world, const Layout& layout);
+  // Makes the groups from `world` with `init` (a collective call on every
+  // rank; the groups are created in the order tp, dp, pp either way).
+  static Comms make(ncclComm_t world, const Layout& layout, CommInit init, const Identity& id);
   // Finalizes and destroys the split communicators, then the world one.
   void destroy();
   // After an asynchronous error: aborts every communicator (no further NCCL

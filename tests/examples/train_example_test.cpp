@@ -101,6 +101,27 @@ TEST_F(TrainExample, PipelineStagesWithTensorParallel) {
   EXPECT_NE(r.out.find("dp 2 x tp 2 x pp 2"), std::string::npos) << r.describe();
 }
 
+// PyTorch's new_group: every group from its own unique id, no parent communicator.
+TEST_F(TrainExample, HybridGroupsFromUniqueIds) {
+  const auto r = simrun(8, 2,
+                        quick({"--tp", "2", "--pp", "2", "--dp", "2", "--comm-init", "uniqueid",
+                               "--microbatches", "3"}));
+  expect_verified_run(r, 8);
+  EXPECT_NE(r.out.find("dp 2 x tp 2 x pp 2, groups by uniqueid"), std::string::npos)
+      << r.describe();
+}
+
+TEST_F(TrainExample, HybridGroupsFromUniqueIdsOverMpi) {
+  std::vector<std::string> argv = {kMpirun,           "-np", "4",
+                                   "--oversubscribe", "-x",  "LD_LIBRARY_PATH=" + kSimLib};
+  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  argv.push_back(kTrain);
+  for (const auto& f : quick({"--tp", "2", "--comm-init", "uniqueid"})) argv.push_back(f);
+  const auto r = run(argv, {"OMPI_MCA_btl=self,tcp", "OMPI_MCA_pml=ob1"}, 240);
+  expect_verified_run(r, 4);
+  EXPECT_NE(r.out.find("groups by uniqueid"), std::string::npos) << r.describe();
+}
+
 TEST_F(TrainExample, FourStagePipeline) {
   const auto r = simrun(4, 2, quick({"--pp", "4"}));
   expect_verified_run(r, 4);
@@ -196,6 +217,8 @@ TEST_F(TrainExample, RejectsBadFlagsAndEnvironments) {
       {"--desync-rank", "0", "--desync-step", "50"},  // beyond --steps
       {"--corrupt-rank", "0", "--corrupt-step", "3", "--check-every", "2"},  // not verified
       {"--no-such-flag"},
+      {"--dp", "3"},             // world 2 / (tp 1 x pp 1) is 2
+      {"--comm-init", "magic"},  // split or uniqueid
   };
   for (const auto& flags : bad_flags) {
     std::vector<std::string> argv = {kTrain};
