@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@ namespace fs = std::filesystem;
 // the number inside a file never sizes the analysis alone.
 constexpr int64_t kMaxRanksPerFile = 256;
 constexpr auto kMetadataCheckLimit = std::chrono::seconds(60);
+constexpr int kReadError = 3;  // the metadata check's exit code for "not a usable trace"
 
 bool looks_like_trace(const std::string& name) {
   return name.rfind("ringside-", 0) == 0 && name.size() > 3 &&
@@ -40,8 +42,16 @@ std::string check_metadata_in_child(const std::string& path) {
   const pid_t child = fork();
   if (child < 0) return "";  // cannot isolate: fall back to opening in process
   if (child == 0) {
+    // Silent: the parent names the file and the reason.  Exit 0 or kReadError
+    // says the library came back; anything else is a crash, whatever a
+    // sanitizer or runtime turned it into.
+    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
     auto reader = TraceReader::open(path);
-    _exit(reader.ok() ? 0 : 1);
+    _exit(reader.ok() ? 0 : kReadError);
   }
   const auto deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
   int status = 0;
@@ -58,9 +68,11 @@ std::string check_metadata_in_child(const std::string& path) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (WIFSIGNALED(status)) {
-    return path + ": reading its metadata crashed the HDF5 library (signal " +
-           std::to_string(WTERMSIG(status)) +
+  if (WIFSIGNALED(status) ||
+      (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kReadError)) {
+    const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                : "exit " + std::to_string(WEXITSTATUS(status));
+    return path + ": reading its metadata crashed the HDF5 library (" + how +
            "): its unchecksummed attribute heap is corrupt; skipped";
   }
   return "";  // exit 0, or an error the in-process open reports with its reason

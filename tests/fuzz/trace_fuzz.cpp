@@ -3,6 +3,7 @@
 // with findings (exit 1) or a clear error (exit 2, "ringside: ..." on stderr);
 // a crash, a sanitizer report, a run past the time limit or a HEALTHY verdict
 // (exit 0: the fault was lost without a word about the damaged data) fails.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,8 +51,11 @@ Run run(const std::vector<std::string>& argv, const fs::path& dir, double timeou
   std::fflush(stdout);
   const pid_t pid = fork();
   if (pid == 0) {
+    // File descriptors only: no stdio buffer of the parent is written from here.
     setpgid(0, 0);
-    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o < 0 || e < 0 || dup2(o, STDOUT_FILENO) < 0 || dup2(e, STDERR_FILENO) < 0) _exit(127);
     setenv("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1", 1);
     setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
     std::vector<char*> args;
