@@ -80,7 +80,8 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G suffixes), default 32M");
   app.add_option("-e,--maxbytes", e, "maximum size in bytes, default 32M");
   app.add_option("-i,--stepbytes", i, "fixed size increment when -f is not given, default 1M");
-  app.add_option("-f,--stepfactor", f, "multiplication factor between sizes (>= 2)");
+  app.add_option("-f,--stepfactor", f,
+                 "multiplication factor between sizes (integer >= 2); without it sizes grow by -i");
   app.add_option("-n,--iters", n, "timed iterations per size, default 20");
   app.add_option("-w,--warmup_iters", w, "warm-up iterations (not timed), default 1");
   app.add_option("-m,--agg_iters", m,
@@ -123,7 +124,15 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (!b.empty()) o.min_bytes = parse_size_flag("-b", b);
   if (!e.empty()) o.max_bytes = parse_size_flag("-e", e);
   if (!i.empty()) o.step_bytes = parse_size_flag("-i", i);
-  if (!f.empty()) o.step_factor = static_cast<uint64_t>(parse_int_flag("-f", f, 1, 1 << 20));
+  if (!f.empty()) {
+    // nccl-tests reads 0 and 1 as "no factor"; the documented rule is >= 2.
+    if (auto v = config::parse_int(f); v.ok() && *v < 2) {
+      throw UsageError("-f " + f +
+                       ": the step factor multiplies each size to get the next and must be at "
+                       "least 2; to grow sizes by a fixed increment leave out -f and give -i");
+    }
+    o.step_factor = static_cast<uint64_t>(parse_int_flag("-f", f, 2, 1 << 20));
+  }
   if (!n.empty()) o.iters = static_cast<int>(parse_int_flag("-n", n, 1, kIntMax));
   if (!w.empty()) o.warmup_iters = static_cast<int>(parse_int_flag("-w", w, 0, kIntMax));
   if (!m.empty()) o.agg_iters = static_cast<int>(parse_int_flag("-m", m, 1, 1 << 16));
@@ -181,9 +190,14 @@ std::vector<uint64_t> bench_sizes(const BenchOptions& o) {
   std::vector<uint64_t> sizes;
   for (uint64_t s = o.min_bytes; s <= o.max_bytes;) {
     sizes.push_back(s);
-    const uint64_t next = o.step_factor > 1 ? s * o.step_factor : s + o.step_bytes;
-    if (next <= s) break;  // -i 0 with -b == -e
-    s = next;
+    // The next size, unless it would pass -e (checked before it could overflow).
+    if (o.step_factor > 1) {
+      if (s == 0 || s > o.max_bytes / o.step_factor) break;
+      s *= o.step_factor;
+    } else {
+      if (o.step_bytes == 0 || o.step_bytes > o.max_bytes - s) break;  // -i 0 with -b == -e
+      s += o.step_bytes;
+    }
   }
   return sizes;
 }

@@ -17,7 +17,7 @@ struct BenchOptions {
   uint64_t min_bytes = 32ull << 20;     // -b
   uint64_t max_bytes = 32ull << 20;     // -e
   uint64_t step_bytes = 1ull << 20;     // -i
-  uint64_t step_factor = 1;             // -f (1: use -i)
+  uint64_t step_factor = 1;             // -f, >= 2 when given (1: not given, use -i)
   int iters = 20;                       // -n
   int warmup_iters = 1;                 // -w
   int agg_iters = 1;                    // -m
