@@ -37,6 +37,19 @@ double parse_double_flag(const std::string& flag, const std::string& text, doubl
   return *v;
 }
 
+double parse_timeout_flag(const std::string& flag, const std::string& text) {
+  auto v = config::parse_seconds(text);
+  if (!v.ok()) {
+    throw UsageError(flag + " '" + text + "': " + v.message() +
+                     "; give seconds (e.g. 600, 90s, 10m), or 0 for no time limit");
+  }
+  if (*v < 0 || *v > kMaxTimeoutSeconds) {
+    throw UsageError(flag + " " + text + " is out of range; use 0 (no time limit) to " +
+                     std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds");
+  }
+  return *v;
+}
+
 Launcher parse_launcher(const std::string& text) {
   if (text == "auto") return Launcher::kAuto;
   if (text == "mpi") return Launcher::kMpi;
@@ -75,7 +88,7 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   CLI::App app("nccl_bench " + collective + ": nccl-tests compatible benchmark",
                "nccl_bench " + collective);
   app.allow_extras(false);
-  std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, min_bw,
+  std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, T, min_bw,
                                       launcher = "auto";
   app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G suffixes), default 32M");
   app.add_option("-e,--maxbytes", e, "maximum size in bytes, default 32M");
@@ -99,6 +112,8 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
                  "0 async, 1 sync+barrier per op, 2 sync per op, 3 sync+barrier per iteration");
   app.add_option("-G,--cudagraph", G,
                  "capture the iterations in a CUDA graph and launch it N times");
+  app.add_option("-T,--timeout", T,
+                 "give up a wait for the GPUs after this many seconds (0: never), default 600");
   app.add_option("-J,--json,--output_file", o.json_file,
                  "write results as JSON to this file (rank 0)");
   app.add_option("--trace-dir", o.trace_dir,
@@ -147,6 +162,7 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (!a.empty()) o.average = static_cast<int>(parse_int_flag("-a", a, 0, 3));
   if (!z.empty()) o.blocking = static_cast<int>(parse_int_flag("-z", z, 0, 3));
   if (!G.empty()) o.graph_launches = static_cast<int>(parse_int_flag("-G", G, 0, kIntMax));
+  if (!T.empty()) o.world.timeout_seconds = parse_timeout_flag("-T", T);
   if (!min_bw.empty()) o.min_busbw = parse_double_flag("--min-busbw", min_bw, 0.0);
   o.world.launcher = parse_launcher(launcher);
   o.world.gpus_per_process = o.threads * o.gpus_per_process;

@@ -49,6 +49,9 @@ std::vector<uint64_t> bench_sizes(const BenchOptions& o);
 uint64_t parse_size_flag(const std::string& flag, const std::string& text);
 int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max);
 double parse_double_flag(const std::string& flag, const std::string& text, double min);
+// -T/--timeout: seconds (units s, m, h, ms allowed), 0 = no limit.
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+double parse_timeout_flag(const std::string& flag, const std::string& text);
 Launcher parse_launcher(const std::string& text);
 
 }  // namespace ringside::bench
