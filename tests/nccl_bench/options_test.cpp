@@ -105,6 +105,10 @@ TEST(Options, BadInputIsAUsageError) {
       {"--launcher", "x"},
       {"-f", "2", "-b", "0"},
       {"-f", "0"},
+      {"-T", "-1"},
+      {"-T", "soon"},
+      {"-T", "30x"},
+      {"-T", "8d"},
       {"-n"},
       {"extra_positional"},
   };
@@ -153,6 +157,21 @@ TEST(Options, StepBytesAndLimits) {
   big.step_factor = 1;
   big.step_bytes = 1ull << 63;
   EXPECT_EQ(bench_sizes(big).size(), 2u);
+}
+
+TEST(Options, Timeout) {
+  auto o = parse({});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 600);
+  o = parse({"-T", "30"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 30);
+  o = parse({"--timeout", "2m"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 120);
+  o = parse({"-T", "0"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 0);
 }
 
 TEST(Options, HelpIsNotAnError) {
