@@ -89,16 +89,19 @@ bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
 }
 
+// A name that ends at `end` of `text`: at the end, before a non-name
+// character, or before a '.' that ends a sentence.
+bool ends_name(const std::string& text, size_t end) {
+  return end == text.size() || !is_word_char(text[end]) ||
+         (text[end] == '.' && (end + 1 == text.size() || text[end + 1] == ' '));
+}
+
 // `word` occurs in `text` with no name character right before or after it.
 bool contains_word(const std::string& text, const std::string& word) {
   if (word.empty()) return false;
   for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
-    const bool start_ok = pos == 0 || !is_word_char(text[pos - 1]);
-    const size_t end = pos + word.size();
-    // A trailing '.' ends a sentence, not the name.
-    const bool end_ok = end == text.size() || !is_word_char(text[end]) ||
-                        (text[end] == '.' && (end + 1 == text.size() || text[end + 1] == ' '));
-    if (start_ok && end_ok) return true;
+    if ((pos == 0 || !is_word_char(text[pos - 1])) && ends_name(text, pos + word.size()))
+      return true;
   }
   return false;
 }
@@ -169,14 +172,11 @@ std::string Watchdog::describe_rank(int world_rank) const {
   return out;
 }
 
-// The peer NCCL's error text is about: the other member of a two-rank
-// communicator; else the one other member the text calls "rank N" (NCCL writes
-// the reporting rank itself as "rank N/size"); else the members on the one
-// other host the text names.
-std::vector<int> Watchdog::named_peers(const Entry& e, const std::string& text) const {
-  const int n = static_cast<int>(e.members.size());
-  if (e.my_rank < 0 || e.my_rank >= n) return {};
-  if (n == 2) return {e.members[static_cast<size_t>(1 - e.my_rank)]};
+std::vector<int> peers_named_in(const std::string& text, const std::vector<int>& members,
+                                int my_rank, const std::vector<RankInfo>& infos) {
+  const int n = static_cast<int>(members.size());
+  if (my_rank < 0 || my_rank >= n) return {};
+  if (n == 2) return {members[static_cast<size_t>(1 - my_rank)]};
   std::vector<int> named;
   for (size_t pos = text.find("rank "); pos != std::string::npos;
        pos = text.find("rank ", pos + 1)) {
@@ -189,23 +189,22 @@ std::vector<int> Watchdog::named_peers(const Entry& e, const std::string& text) 
       ++p;
       ++digits;
     }
-    if (digits == 0 || (p < text.size() && (text[p] == '/' || is_word_char(text[p])))) continue;
-    if (value >= n || value == e.my_rank) continue;
-    const int world = e.members[static_cast<size_t>(value)];
+    if (digits == 0 || !ends_name(text, p)) continue;
+    if (value >= n || value == my_rank) continue;
+    const int world = members[static_cast<size_t>(value)];
     if (std::find(named.begin(), named.end(), world) == named.end()) named.push_back(world);
   }
   if (named.size() == 1) return named;
   if (!named.empty()) return {};
 
-  std::lock_guard<std::mutex> lock(mu_);
-  const int me = e.members[static_cast<size_t>(e.my_rank)];
-  if (static_cast<size_t>(me) >= infos_.size()) return {};
-  const std::string my_host = infos_[static_cast<size_t>(me)].hostname;
+  const int me = members[static_cast<size_t>(my_rank)];
+  if (me < 0 || static_cast<size_t>(me) >= infos.size()) return {};
+  const std::string my_host = infos[static_cast<size_t>(me)].hostname;
   std::string host;
   std::vector<int> on_host;
-  for (int m : e.members) {
-    if (m == me || m < 0 || static_cast<size_t>(m) >= infos_.size()) continue;
-    const std::string h = infos_[static_cast<size_t>(m)].hostname;
+  for (int m : members) {
+    if (m == me || m < 0 || static_cast<size_t>(m) >= infos.size()) continue;
+    const std::string h = infos[static_cast<size_t>(m)].hostname;
     if (h == my_host || !contains_word(text, h)) continue;
     if (!host.empty() && h != host) return {};  // several hosts named
     host = h;
@@ -244,7 +243,14 @@ void Watchdog::fail(std::span<const CommStream> cs, size_t index, FailureKind ki
   const std::string nccl_text =
       kind == FailureKind::kAsyncError ? printable(ncclGetLastError(cs[index].comm)) : "";
   std::vector<int> peers;
-  if (kind == FailureKind::kAsyncError) peers = named_peers(e, nccl_text);
+  if (kind == FailureKind::kAsyncError) {
+    std::vector<RankInfo> infos;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      infos = infos_;
+    }
+    peers = peers_named_in(nccl_text, e.members, e.my_rank, infos);
+  }
   if (kind == FailureKind::kTimeout && e.members.size() == 2 && e.my_rank >= 0 && e.my_rank < 2)
     peers = {e.members[static_cast<size_t>(1 - e.my_rank)]};
   const int me = e.my_rank >= 0 && static_cast<size_t>(e.my_rank) < e.members.size()

@@ -88,7 +88,6 @@ class Watchdog {
                          double waited);
   void abort_comms(std::span<const CommStream> cs);
   Entry find(ncclComm_t comm) const;
-  std::vector<int> named_peers(const Entry& e, const std::string& nccl_text) const;
 
   const double timeout_;
   std::atomic<bool> failed_{false};
@@ -97,6 +96,15 @@ class Watchdog {
   std::vector<RankInfo> infos_;
   std::string stop_reason_;
 };
+
+// The peer NCCL's error `text` is about, as world ranks, for a communicator
+// whose rank i is world rank `members[i]` and in which this process is rank
+// `my_rank`: the other member of a two-rank communicator; else the one other
+// member the text calls "rank N" (NCCL writes the reporting rank itself as
+// "rank N/size"); else the members on the one other host the text names
+// (`infos`: every rank's description).  Empty when it cannot be told.
+std::vector<int> peers_named_in(const std::string& text, const std::vector<int>& members,
+                                int my_rank, const std::vector<RankInfo>& infos);
 
 // Bounds a blocking call that cannot be polled: when the Deadline is still
 // alive after `seconds` (0: never), `message` is printed on stderr and the
