@@ -1,5 +1,7 @@
 // nccl_bench: nccl-tests compatible collective benchmarks, and `validate` for
-// new nodes.  Exit codes: 0 pass, 1 failed check/threshold, 2 usage or runtime error.
+// new nodes.  Exit codes: 0 pass, 1 failed check/threshold (validate: a node or
+// link failed, or a peer was lost or stopped responding), 2 usage or runtime
+// error (benchmarks: including a lost or unresponsive peer).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -41,7 +43,17 @@ int run_bench(int argc, char** argv) {
   if (!options->trace_dir.empty()) {
     trace = std::make_unique<OpTrace>(options->trace_dir, world, report.config_json());
   }
-  const Summary summary = run_benchmark(world, *options, report, trace.get());
+  Summary summary;
+  try {
+    summary = run_benchmark(world, *options, report, trace.get());
+  } catch (const CommFailure& f) {
+    if (trace) trace->close_after_failure(f);
+    throw;
+  } catch (const RuntimeError& e) {
+    // Communicators with work in flight are aborted, not destroyed (which waits for it).
+    world.watchdog().stop(e.what());
+    throw;
+  }
   if (trace) trace->close();
   return summary.exit_code;
 }

@@ -37,6 +37,19 @@ double parse_double_flag(const std::string& flag, const std::string& text, doubl
   return *v;
 }
 
+double parse_timeout_flag(const std::string& flag, const std::string& text) {
+  auto v = config::parse_seconds(text);
+  if (!v.ok()) {
+    throw UsageError(flag + " '" + text + "': " + v.message() +
+                     "; give seconds (e.g. 600, 90s, 10m), or 0 for no time limit");
+  }
+  if (*v < 0 || *v > kMaxTimeoutSeconds) {
+    throw UsageError(flag + " " + text + " is out of range; use 0 (no time limit) to " +
+                     std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds");
+  }
+  return *v;
+}
+
 Launcher parse_launcher(const std::string& text) {
   if (text == "auto") return Launcher::kAuto;
   if (text == "mpi") return Launcher::kMpi;
@@ -75,12 +88,13 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   CLI::App app("nccl_bench " + collective + ": nccl-tests compatible benchmark",
                "nccl_bench " + collective);
   app.allow_extras(false);
-  std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, min_bw,
+  std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, T, min_bw,
                                       launcher = "auto";
   app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G suffixes), default 32M");
   app.add_option("-e,--maxbytes", e, "maximum size in bytes, default 32M");
   app.add_option("-i,--stepbytes", i, "fixed size increment when -f is not given, default 1M");
-  app.add_option("-f,--stepfactor", f, "multiplication factor between sizes (>= 2)");
+  app.add_option("-f,--stepfactor", f,
+                 "multiplication factor between sizes (integer >= 2); without it sizes grow by -i");
   app.add_option("-n,--iters", n, "timed iterations per size, default 20");
   app.add_option("-w,--warmup_iters", w, "warm-up iterations (not timed), default 1");
   app.add_option("-m,--agg_iters", m,
@@ -98,6 +112,8 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
                  "0 async, 1 sync+barrier per op, 2 sync per op, 3 sync+barrier per iteration");
   app.add_option("-G,--cudagraph", G,
                  "capture the iterations in a CUDA graph and launch it N times");
+  app.add_option("-T,--timeout", T,
+                 "give up a wait for the GPUs after this many seconds (0: never), default 600");
   app.add_option("-J,--json,--output_file", o.json_file,
                  "write results as JSON to this file (rank 0)");
   app.add_option("--trace-dir", o.trace_dir,
@@ -123,7 +139,15 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (!b.empty()) o.min_bytes = parse_size_flag("-b", b);
   if (!e.empty()) o.max_bytes = parse_size_flag("-e", e);
   if (!i.empty()) o.step_bytes = parse_size_flag("-i", i);
-  if (!f.empty()) o.step_factor = static_cast<uint64_t>(parse_int_flag("-f", f, 1, 1 << 20));
+  if (!f.empty()) {
+    // nccl-tests reads 0 and 1 as "no factor"; the documented rule is >= 2.
+    if (auto v = config::parse_int(f); v.ok() && *v < 2) {
+      throw UsageError("-f " + f +
+                       ": the step factor multiplies each size to get the next and must be at "
+                       "least 2; to grow sizes by a fixed increment leave out -f and give -i");
+    }
+    o.step_factor = static_cast<uint64_t>(parse_int_flag("-f", f, 2, 1 << 20));
+  }
   if (!n.empty()) o.iters = static_cast<int>(parse_int_flag("-n", n, 1, kIntMax));
   if (!w.empty()) o.warmup_iters = static_cast<int>(parse_int_flag("-w", w, 0, kIntMax));
   if (!m.empty()) o.agg_iters = static_cast<int>(parse_int_flag("-m", m, 1, 1 << 16));
@@ -138,6 +162,7 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (!a.empty()) o.average = static_cast<int>(parse_int_flag("-a", a, 0, 3));
   if (!z.empty()) o.blocking = static_cast<int>(parse_int_flag("-z", z, 0, 3));
   if (!G.empty()) o.graph_launches = static_cast<int>(parse_int_flag("-G", G, 0, kIntMax));
+  if (!T.empty()) o.world.timeout_seconds = parse_timeout_flag("-T", T);
   if (!min_bw.empty()) o.min_busbw = parse_double_flag("--min-busbw", min_bw, 0.0);
   o.world.launcher = parse_launcher(launcher);
   o.world.gpus_per_process = o.threads * o.gpus_per_process;
@@ -181,9 +206,14 @@ std::vector<uint64_t> bench_sizes(const BenchOptions& o) {
   std::vector<uint64_t> sizes;
   for (uint64_t s = o.min_bytes; s <= o.max_bytes;) {
     sizes.push_back(s);
-    const uint64_t next = o.step_factor > 1 ? s * o.step_factor : s + o.step_bytes;
-    if (next <= s) break;  // -i 0 with -b == -e
-    s = next;
+    // The next size, unless it would pass -e (checked before it could overflow).
+    if (o.step_factor > 1) {
+      if (s == 0 || s > o.max_bytes / o.step_factor) break;
+      s *= o.step_factor;
+    } else {
+      if (o.step_bytes == 0 || o.step_bytes > o.max_bytes - s) break;  // -i 0 with -b == -e
+      s += o.step_bytes;
+    }
   }
   return sizes;
 }

@@ -17,7 +17,7 @@ struct BenchOptions {
   uint64_t min_bytes = 32ull << 20;     // -b
   uint64_t max_bytes = 32ull << 20;     // -e
   uint64_t step_bytes = 1ull << 20;     // -i
-  uint64_t step_factor = 1;             // -f (1: use -i)
+  uint64_t step_factor = 1;             // -f, >= 2 when given (1: not given, use -i)
   int iters = 20;                       // -n
   int warmup_iters = 1;                 // -w
   int agg_iters = 1;                    // -m
@@ -49,6 +49,9 @@ std::vector<uint64_t> bench_sizes(const BenchOptions& o);
 uint64_t parse_size_flag(const std::string& flag, const std::string& text);
 int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max);
 double parse_double_flag(const std::string& flag, const std::string& text, double min);
+// -T/--timeout: seconds (units s, m, h, ms allowed), 0 = no limit.
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+double parse_timeout_flag(const std::string& flag, const std::string& text);
 Launcher parse_launcher(const std::string& text);
 
 }  // namespace ringside::bench

@@ -124,6 +124,7 @@ std::string Report::config_json() const {
   c["blocking"] = o_.blocking;
   c["average"] = o_.average;
   c["nranks"] = world_.nranks();
+  c["timeout_seconds"] = o_.world.timeout_seconds;
   if (o_.min_busbw) c["min_busbw"] = *o_.min_busbw;
   return c.dump();
 }

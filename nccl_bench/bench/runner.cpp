@@ -31,7 +31,9 @@ Runner::Runner(World& world, const BenchOptions& options, const Report& report, 
       report_(report),
       trace_(trace),
       first_(static_cast<size_t>(thread) * static_cast<size_t>(options.gpus_per_process)),
-      printing_(thread == 0) {
+      printing_(thread == 0),
+      wd_(world.watchdog()),
+      cs_(world.comm_streams(first_, static_cast<size_t>(options.gpus_per_process))) {
   for (const DataType* t : o_.dtypes) {
     const Counts c = o_.collective->counts(o_.max_bytes / static_cast<uint64_t>(t->size),
                                            static_cast<size_t>(t->size), world_.nranks());
@@ -52,6 +54,8 @@ Runner::Runner(World& world, const BenchOptions& options, const Report& report, 
 }
 
 Runner::~Runner() {
+  // After a failure the device may never finish its work, and cudaFree waits for it.
+  if (wd_.failed()) return;
   const auto ls = mine();
   for (size_t i = 0; i < locals_.size(); ++i) {
     cudaSetDevice(ls[i].cs.device);
@@ -70,6 +74,14 @@ Runner::Setup Runner::make_setup(const DataType* type, const RedOp* op, int root
   s.c = o_.collective->counts(size / static_cast<uint64_t>(type->size),
                               static_cast<size_t>(type->size), world_.nranks());
   return s;
+}
+
+void Runner::describe(const char* phase, const Setup& s, bool in_place) {
+  what_ = std::string(phase) + o_.collective->name + " of " + std::to_string(s.size) + " bytes (" +
+          s.type->name;
+  if (o_.collective->has_redop) what_ += std::string(", ") + s.op->name;
+  if (o_.collective->has_root) what_ += ", root " + std::to_string(s.root);
+  what_ += in_place ? ", in place)" : ", out of place)";
 }
 
 void Runner::issue(const Setup& s, bool in_place, bool capturing) {
@@ -97,7 +109,7 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
     a.comm = ls[i].cs.comm;
     a.stream = ls[i].cs.stream;
     if (trace_ != nullptr) trace_->before(first_ + i, timed);
-    RINGSIDE_NCCL_CHECK(o_.collective->run(a));
+    RINGSIDE_NCCL_WATCH(wd_, cs_, what_, o_.collective->run(a));
     if (trace_ != nullptr) {
       OpDesc d;
       d.kind = o_.collective->kind;
@@ -119,16 +131,13 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
       trace_->end_op(first_ + i);
     }
   }
-  if (grouped) RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+  if (grouped) RINGSIDE_NCCL_WATCH(wd_, cs_, what_, ncclGroupEnd());
 }
 
-void Runner::sync_all(bool trace_complete) {
-  const auto ls = mine();
-  for (size_t i = 0; i < ls.size(); ++i) {
-    RINGSIDE_CUDA_CHECK(cudaSetDevice(ls[i].cs.device));
-    RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(ls[i].cs.stream));
-    if (trace_complete && trace_ != nullptr) trace_->complete(first_ + i);
-  }
+void Runner::sync_all(bool trace_complete, bool timed) {
+  wd_.wait(cs_, what_, {}, timed);
+  if (!trace_complete || trace_ == nullptr) return;
+  for (size_t i = 0; i < cs_.size(); ++i) trace_->complete(first_ + i);
 }
 
 std::span<LocalRank> Runner::mine() const {
@@ -136,16 +145,12 @@ std::span<LocalRank> Runner::mine() const {
       .subspan(first_, static_cast<size_t>(o_.gpus_per_process));
 }
 
-std::vector<CommStream> Runner::streams() const {
-  return world_.comm_streams(first_, static_cast<size_t>(o_.gpus_per_process));
-}
-
 void Runner::barrier() {
-  oob_barrier(streams());
+  oob_barrier(wd_, cs_, what_);
 }
 
 double Runner::combine_time(double seconds) {
-  const auto cs = streams();
+  const auto& cs = cs_;
   const int n = world_.nranks();
   std::vector<std::vector<double>> v(cs.size(), std::vector<double>(1, seconds));
   ncclRedOp_t op = ncclSum;
@@ -156,7 +161,7 @@ double Runner::combine_time(double seconds) {
   } else if (o_.average == 3) {
     op = ncclMax;
   }
-  double t = oob_allreduce(cs, v, op)[0][0];
+  double t = oob_allreduce(wd_, cs, v, op, what_)[0][0];
   if (o_.average == 1) t /= n;
   return t;
 }
@@ -165,6 +170,7 @@ void Runner::warm_up(const DataType* type, const RedOp* op, int root) {
   if (o_.warmup_iters == 0) return;
   for (uint64_t size = o_.min_bytes; size <= o_.max_bytes; size = size == 0 ? 1 : size * 2) {
     const Setup s = make_setup(type, op, root, size);
+    describe("warm-up ", s, false);
     for (int i = 0; i < o_.warmup_iters; ++i) issue(s, false, false);
     sync_all(true);
     if (size > o_.max_bytes / 2) break;
@@ -173,6 +179,7 @@ void Runner::warm_up(const DataType* type, const RedOp* op, int root) {
 
 Measurement Runner::bench_time(const Setup& s, bool in_place) {
   const auto ls = mine();
+  describe("", s, in_place);
   // One op to settle, then line everyone up.
   issue(s, in_place, false);
   sync_all(true);
@@ -191,12 +198,12 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
     const double t_iter = now_seconds();
     if (o_.agg_iters > 1) RINGSIDE_NCCL_CHECK(ncclGroupStart());
     for (int a = 0; a < o_.agg_iters; ++a) issue(s, in_place, graph);
-    if (o_.agg_iters > 1) RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+    if (o_.agg_iters > 1) RINGSIDE_NCCL_WATCH(wd_, cs_, what_, ncclGroupEnd());
     if (o_.blocking == 1 || o_.blocking == 2) {
-      sync_all(false);
+      sync_all(false, true);
       if (o_.blocking == 1) barrier();
     } else if (o_.blocking == 3) {
-      sync_all(false);
+      sync_all(false, true);
       coll_only += now_seconds() - t_iter;
       barrier();
     }
@@ -221,7 +228,7 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
       }
     }
   }
-  sync_all(false);
+  sync_all(false, true);
   double seconds = (o_.blocking == 3 ? coll_only : now_seconds() - t0) /
                    (static_cast<double>(o_.iters) * o_.agg_iters);
   if (graph) seconds /= o_.graph_launches;
@@ -265,6 +272,7 @@ int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
   gen.nranks = world_.nranks();
   gen.rep = rep;
   const size_t image = in_place ? std::max(s.c.send, s.c.recv) : s.c.recv;
+  describe("data check of ", s, in_place);
 
   // The recv buffer before the op: zeros, plus (in place) this rank's input.
   auto initial = [&](int rank, size_t j) -> double {
@@ -307,7 +315,7 @@ int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
     }
     wrong[i][0] = static_cast<double>(bad);
   }
-  return static_cast<int64_t>(oob_allreduce(streams(), wrong, ncclSum)[0][0]);
+  return static_cast<int64_t>(oob_allreduce(wd_, cs_, wrong, ncclSum, what_)[0][0]);
 }
 
 Summary Runner::run() {
@@ -374,12 +382,31 @@ Summary run_benchmark(World& world, const BenchOptions& options, const Report& r
     threads.emplace_back([&, t] {
       try {
         summaries[static_cast<size_t>(t)] = Runner(world, options, report, trace, t).run();
+      } catch (const CommFailure&) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      } catch (const std::exception& e) {
+        // The other threads' ranks would wait for this thread's forever.
+        world.watchdog().stop(std::string("thread ") + std::to_string(t) + " failed: " + e.what());
+        errors[static_cast<size_t>(t)] = std::current_exception();
       } catch (...) {
+        world.watchdog().stop("thread " + std::to_string(t) + " failed");
         errors[static_cast<size_t>(t)] = std::current_exception();
       }
     });
   }
   for (std::thread& th : threads) th.join();
+  // The thread that failed first, not one that gave up because of it.
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const CommFailure& f) {
+      if (f.kind() == FailureKind::kElsewhere) continue;
+      throw;
+    } catch (...) {
+      throw;
+    }
+  }
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "bench/options.h"
@@ -42,15 +43,17 @@ class Runner {
   };
 
   Setup make_setup(const DataType* type, const RedOp* op, int root, uint64_t size) const;
+  // Names the work of `s` in failure messages (what_).
+  void describe(const char* phase, const Setup& s, bool in_place);
   void issue(const Setup& s, bool in_place, bool capturing);
-  void sync_all(bool trace_complete);
+  // Waits for this thread's streams; `timed`: the wait ends a measurement.
+  void sync_all(bool trace_complete, bool timed = false);
   void barrier();
   void warm_up(const DataType* type, const RedOp* op, int root);
   Measurement bench_time(const Setup& s, bool in_place);
   int64_t check_once(const Setup& s, bool in_place, int rep);
   double combine_time(double seconds);
   std::span<LocalRank> mine() const;
-  std::vector<CommStream> streams() const;
 
   World& world_;
   const BenchOptions& o_;
@@ -58,6 +61,9 @@ class Runner {
   OpTrace* trace_;
   const size_t first_;   // this thread's first local rank
   const bool printing_;  // thread 0 writes the report
+  Watchdog& wd_;
+  const std::vector<CommStream> cs_;  // this thread's communicators and streams
+  std::string what_;                  // the work being waited for, for failure messages
   std::vector<Local> locals_;
   size_t buffer_bytes_ = 0;
   int rep_ = 0;
@@ -66,7 +72,8 @@ class Runner {
 };
 
 // Runs the benchmark with one Runner per -t thread (inline when -t 1) and
-// returns thread 0's summary; an error in any thread is rethrown here.
+// returns thread 0's summary; an error in any thread stops the others (their
+// waits give up) and is rethrown here, a communicator failure first.
 Summary run_benchmark(World& world, const BenchOptions& options, const Report& report,
                       OpTrace* trace);
 

@@ -1,5 +1,6 @@
 #include "core/op_trace.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -8,6 +9,11 @@
 #include "ringside/trace_meta.h"
 
 namespace ringside::bench {
+
+namespace {
+// Outstanding ops per rank written to the /pending snapshot after a failure.
+constexpr size_t kMaxPendingShown = 256;
+}  // namespace
 
 OpTrace::OpTrace(const std::string& dir, World& world, const std::string& config_json)
     : dir_(dir), comm_id_(world.comm_id()) {
@@ -195,7 +201,67 @@ void OpTrace::flush(size_t first, size_t count) {
   }
 }
 
+void OpTrace::close_after_failure(const CommFailure& failure) {
+  if (closed_) return;
+  const bool timeout = failure.kind() == FailureKind::kTimeout;
+  std::string what;
+  if (failure.kind() == FailureKind::kElsewhere) {
+    what = "another thread of this process failed";
+  } else if (timeout) {
+    what = "wait timed out (-T)";
+  } else {
+    what = std::string("ncclCommGetAsyncError: ") + ncclGetErrorString(failure.code());
+  }
+  if (!failure.peers().empty()) what += "; peer rank " + std::to_string(failure.peers().front());
+  for (PerLocal& p : locals_) {
+    if (!p.writer) continue;
+    const int64_t now = trace::monotonic_now_ns() - p.base_ns;
+    std::vector<trace::OpRecord> outstanding;
+    for (const Pending& pd : p.pending) {
+      trace::OpRecord r = pd.rec;
+      r.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
+      r.t_enter_ns -= p.base_ns;
+      r.t_exit_ns -= p.base_ns;
+      outstanding.push_back(r);
+    }
+    const uint64_t seq = outstanding.empty() ? p.seq : outstanding.front().seq;
+    trace::EventRecord ev{};
+    ev.t_ns = now;
+    ev.comm_id = comm_id_;
+    ev.seq = seq;
+    ev.device = p.cs.device;
+    ev.kind = static_cast<uint32_t>(timeout ? trace::EventKind::kWatchdog
+                                            : trace::EventKind::kAsyncError);
+    ev.value = timeout ? static_cast<int64_t>(failure.waited_seconds() * 1e9)
+                       : static_cast<int64_t>(failure.code());
+    std::snprintf(ev.text, sizeof ev.text, "%s", what.c_str());
+    check(p.writer->append(std::span<const trace::EventRecord>(&ev, 1)), "failure event");
+    trace::StatsRecord stats{};
+    stats.t_ns = now;
+    stats.ops_recorded = p.recorded;
+    // A stream runs in order: the first outstanding ops show where it is stuck;
+    // all of them go to /ops below.
+    const size_t shown = std::min(outstanding.size(), kMaxPendingShown);
+    check(p.writer->flush(std::span<const trace::OpRecord>(outstanding.data(), shown), stats),
+          "flush");
+    trace::EventRecord abort_ev = ev;
+    abort_ev.kind = static_cast<uint32_t>(trace::EventKind::kCommAbort);
+    abort_ev.value = 0;
+    std::snprintf(abort_ev.text, sizeof abort_ev.text, "ncclCommAbort after %zu outstanding ops",
+                  outstanding.size());
+    check(p.writer->append(std::span<const trace::EventRecord>(&abort_ev, 1)), "abort event");
+    for (trace::OpRecord& r : outstanding)
+      r.status = static_cast<uint8_t>(trace::OpStatus::kAbandoned);
+    check(p.writer->append(std::span<const trace::OpRecord>(outstanding)), "abandoned ops");
+    p.recorded += outstanding.size();
+    p.pending.clear();
+  }
+  close();
+}
+
 void OpTrace::close() {
+  if (closed_) return;
+  closed_ = true;
   for (PerLocal& p : locals_) {
     if (!p.writer) continue;
     // The clean end of tracing, as the probe records it: without it the

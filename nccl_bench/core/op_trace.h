@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/world.h"
 #include "ringside/trace_schema.h"
 #include "ringside/trace_writer.h"
@@ -44,6 +45,12 @@ class OpTrace {
   void complete(size_t local);
   // Flushes local ranks first .. first+count-1 (a thread flushes its own).
   void flush(size_t first, size_t count);
+  // Ends the traces after a communicator failure, as the probe records one: the
+  // failure (an async-error or watchdog event), the ops still outstanding as the
+  // last /pending snapshot, the abort, those ops as abandoned, then close().
+  // No other thread may be using the trace.
+  void close_after_failure(const CommFailure& failure);
+  // Records the clean end of tracing and closes the files; idempotent.
   void close();
   const std::string& dir() const { return dir_; }
 
@@ -72,6 +79,7 @@ class OpTrace {
   std::string dir_;
   uint64_t comm_id_ = 0;
   std::vector<PerLocal> locals_;
+  bool closed_ = false;
 };
 
 }  // namespace ringside::bench

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "core/errors.h"
 
@@ -17,25 +18,26 @@ void copy_text(char* dst, size_t size, const std::string& src) {
 
 // Runs `issue(i)` for every local rank inside one NCCL group, then waits for all.
 template <typename F>
-void grouped(std::span<const CommStream> cs, F&& issue) {
+void grouped(Watchdog& wd, std::span<const CommStream> cs, std::string_view what,
+             std::string_view context, F&& issue) {
   RINGSIDE_NCCL_CHECK(ncclGroupStart());
   for (size_t i = 0; i < cs.size(); ++i) issue(i);
-  RINGSIDE_NCCL_CHECK(ncclGroupEnd());
-  for (const CommStream& c : cs) {
-    RINGSIDE_CUDA_CHECK(cudaSetDevice(c.device));
-    RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(c.stream));
-  }
+  RINGSIDE_NCCL_WATCH(wd, cs, what, ncclGroupEnd());
+  wd.wait(cs, what, context);
 }
 
 class DeviceBuffers {
  public:
-  DeviceBuffers(std::span<const CommStream> cs, size_t bytes) : cs_(cs), ptrs_(cs.size(), nullptr) {
+  DeviceBuffers(const Watchdog& wd, std::span<const CommStream> cs, size_t bytes)
+      : wd_(wd), cs_(cs), ptrs_(cs.size(), nullptr) {
     for (size_t i = 0; i < cs.size(); ++i) {
       RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
       RINGSIDE_CUDA_CHECK(cudaMalloc(&ptrs_[i], bytes > 0 ? bytes : 1));
     }
   }
   ~DeviceBuffers() {
+    // After a failure the device may never finish its work, and cudaFree waits for it.
+    if (wd_.failed()) return;
     for (size_t i = 0; i < ptrs_.size(); ++i) {
       if (ptrs_[i] == nullptr) continue;
       cudaSetDevice(cs_[i].device);
@@ -47,25 +49,27 @@ class DeviceBuffers {
   void* operator[](size_t i) const { return ptrs_[i]; }
 
  private:
+  const Watchdog& wd_;
   std::span<const CommStream> cs_;
   std::vector<void*> ptrs_;
 };
 
 }  // namespace
 
-std::vector<std::vector<double>> oob_allreduce(std::span<const CommStream> cs,
+std::vector<std::vector<double>> oob_allreduce(Watchdog& wd, std::span<const CommStream> cs,
                                                const std::vector<std::vector<double>>& values,
-                                               ncclRedOp_t op) {
+                                               ncclRedOp_t op, std::string_view context) {
+  static constexpr std::string_view kWhat = "an out-of-band all_reduce";
   const size_t n = values.empty() ? 0 : values[0].size();
-  DeviceBuffers buf(cs, n * sizeof(double));
+  DeviceBuffers buf(wd, cs, n * sizeof(double));
   for (size_t i = 0; i < cs.size(); ++i) {
     RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
     RINGSIDE_CUDA_CHECK(
         cudaMemcpy(buf[i], values[i].data(), n * sizeof(double), cudaMemcpyHostToDevice));
   }
-  grouped(cs, [&](size_t i) {
-    RINGSIDE_NCCL_CHECK(
-        ncclAllReduce(buf[i], buf[i], n, ncclFloat64, op, cs[i].comm, cs[i].stream));
+  grouped(wd, cs, kWhat, context, [&](size_t i) {
+    RINGSIDE_NCCL_WATCH(
+        wd, cs, kWhat, ncclAllReduce(buf[i], buf[i], n, ncclFloat64, op, cs[i].comm, cs[i].stream));
   });
   std::vector<std::vector<double>> out(cs.size(), std::vector<double>(n));
   for (size_t i = 0; i < cs.size(); ++i) {
@@ -76,20 +80,22 @@ std::vector<std::vector<double>> oob_allreduce(std::span<const CommStream> cs,
   return out;
 }
 
-std::vector<std::byte> oob_allgather(std::span<const CommStream> cs,
-                                     const std::vector<std::vector<std::byte>>& blocks) {
+std::vector<std::byte> oob_allgather(Watchdog& wd, std::span<const CommStream> cs,
+                                     const std::vector<std::vector<std::byte>>& blocks,
+                                     std::string_view context) {
+  static constexpr std::string_view kWhat = "an out-of-band all_gather";
   const size_t block = blocks.empty() ? 0 : blocks[0].size();
   int nranks = 1;
   RINGSIDE_NCCL_CHECK(ncclCommCount(cs[0].comm, &nranks));
   const size_t total = block * static_cast<size_t>(nranks);
-  DeviceBuffers send(cs, block), recv(cs, total);
+  DeviceBuffers send(wd, cs, block), recv(wd, cs, total);
   for (size_t i = 0; i < cs.size(); ++i) {
     RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[i].device));
     RINGSIDE_CUDA_CHECK(cudaMemcpy(send[i], blocks[i].data(), block, cudaMemcpyHostToDevice));
   }
-  grouped(cs, [&](size_t i) {
-    RINGSIDE_NCCL_CHECK(
-        ncclAllGather(send[i], recv[i], block, ncclUint8, cs[i].comm, cs[i].stream));
+  grouped(wd, cs, kWhat, context, [&](size_t i) {
+    RINGSIDE_NCCL_WATCH(
+        wd, cs, kWhat, ncclAllGather(send[i], recv[i], block, ncclUint8, cs[i].comm, cs[i].stream));
   });
   std::vector<std::byte> out(total);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs[0].device));
@@ -97,9 +103,9 @@ std::vector<std::byte> oob_allgather(std::span<const CommStream> cs,
   return out;
 }
 
-void oob_barrier(std::span<const CommStream> cs) {
+void oob_barrier(Watchdog& wd, std::span<const CommStream> cs, std::string_view context) {
   std::vector<std::vector<double>> one(cs.size(), std::vector<double>(1, 1.0));
-  oob_allreduce(cs, one, ncclSum);
+  oob_allreduce(wd, cs, one, ncclSum, context);
 }
 
 RankInfo describe_local_rank(const ProcessIdentity& id, const LocalRank& local) {
@@ -128,7 +134,8 @@ RankInfo describe_local_rank(const ProcessIdentity& id, const LocalRank& local) 
   return info;
 }
 
-World::World(const WorldOptions& options, int* argc, char*** argv) {
+World::World(const WorldOptions& options, int* argc, char*** argv)
+    : watchdog_(options.timeout_seconds) {
   id_ = detect_identity(options.launcher, argc, argv);
   const int ngpus = options.gpus_per_process;
   nranks_ = id_.nprocs * ngpus;
@@ -142,7 +149,23 @@ World::World(const WorldOptions& options, int* argc, char*** argv) {
         std::to_string(first_device + ngpus - 1) + " but " + std::to_string(device_count) +
         " are visible; start fewer processes per node or lower -t or -g");
   }
-  const ncclUniqueId uid = agree_unique_id(id_, options.rendezvous);
+  char limit_buf[32];
+  std::snprintf(limit_buf, sizeof limit_buf, "%g", watchdog_.timeout_seconds());
+  const std::string limit = limit_buf;
+  ncclUniqueId uid{};
+  {
+    // Over MPI the id comes with a broadcast that cannot be polled (the
+    // rendezvous file has its own time limit).
+    std::optional<Deadline> deadline;
+    if (id_.mpi) {
+      deadline.emplace(watchdog_.timeout_seconds(),
+                       "nccl_bench: error: " + error_context() +
+                           ": process 0 did not send the NCCL id (MPI_Bcast) within " + limit +
+                           " s (-T); exiting with code 2",
+                       2);
+    }
+    uid = agree_unique_id(id_, options.rendezvous);
+  }
   comm_id_ = hash_unique_id(uid);
   if (!id_.job_id.empty()) {
     job_id_ = id_.job_id;
@@ -161,12 +184,25 @@ World::World(const WorldOptions& options, int* argc, char*** argv) {
     RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
     RINGSIDE_CUDA_CHECK(cudaStreamCreateWithFlags(&l.cs.stream, cudaStreamNonBlocking));
   }
-  RINGSIDE_NCCL_CHECK(ncclGroupStart());
-  for (LocalRank& l : locals_) {
-    RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
-    RINGSIDE_NCCL_CHECK(ncclCommInitRank(&l.cs.comm, nranks_, uid, l.rank));
+  {
+    // A blocking init cannot be polled: it waits for every rank to join.
+    Deadline deadline(watchdog_.timeout_seconds(),
+                      "nccl_bench: error: " + error_context() +
+                          ": creating the NCCL communicators (ncclCommInitRank, " +
+                          std::to_string(nranks_) + " ranks) did not finish within " + limit +
+                          " s (-T): a rank did not start, died before joining or stopped "
+                          "responding; exiting with code 2",
+                      2);
+    RINGSIDE_NCCL_CHECK(ncclGroupStart());
+    for (LocalRank& l : locals_) {
+      RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+      RINGSIDE_NCCL_CHECK(ncclCommInitRank(&l.cs.comm, nranks_, uid, l.rank));
+    }
+    RINGSIDE_NCCL_CHECK(ncclGroupEnd());
   }
-  RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+  std::vector<int> members(static_cast<size_t>(nranks_));
+  for (int r = 0; r < nranks_; ++r) members[static_cast<size_t>(r)] = r;
+  for (const LocalRank& l : locals_) watchdog_.add(l.cs.comm, "the world communicator", members);
 
   std::vector<std::vector<std::byte>> blocks;
   for (const LocalRank& l : locals_) {
@@ -176,20 +212,22 @@ World::World(const WorldOptions& options, int* argc, char*** argv) {
     blocks.push_back(std::move(b));
   }
   const auto cs = comm_streams();
-  const std::vector<std::byte> all = oob_allgather(cs, blocks);
+  const std::vector<std::byte> all =
+      oob_allgather(watchdog_, cs, blocks, "exchanging the ranks' descriptions");
   infos_.resize(static_cast<size_t>(nranks_));
   std::memcpy(infos_.data(), all.data(), all.size());
+  watchdog_.set_rank_infos(infos_);
 }
 
 World::~World() {
+  watchdog_.release_all();
   for (LocalRank& l : locals_) {
-    if (l.cs.comm != nullptr) ncclCommDestroy(l.cs.comm);
     if (l.cs.stream != nullptr) {
       cudaSetDevice(l.cs.device);
       cudaStreamDestroy(l.cs.stream);
     }
   }
-  finalize_identity(id_);
+  if (!watchdog_.failed()) finalize_identity(id_);
 }
 
 std::vector<CommStream> World::comm_streams(size_t first, size_t count) const {

@@ -11,49 +11,29 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/identity.h"
 #include "core/rendezvous.h"
+#include "core/watchdog.h"
+#include "core/world_types.h"
 
 namespace ringside::bench {
-
-struct CommStream {
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  int device = 0;
-};
-
-// One GPU of this process.
-struct LocalRank {
-  int rank = 0;        // rank in the world communicator
-  int local_rank = 0;  // rank among the GPUs of this node
-  CommStream cs;
-};
-
-// Fixed-size description of a rank, exchanged with allgather.
-struct RankInfo {
-  int32_t rank = 0;
-  int32_t local_rank = 0;
-  int32_t pid = 0;
-  int32_t device = 0;
-  char hostname[64] = {};
-  char node[64] = {};
-  char bus_id[32] = {};
-  char gpu_name[96] = {};
-  char gpu_uuid[48] = {};
-};
 
 struct WorldOptions {
   Launcher launcher = Launcher::kAuto;
   RendezvousOptions rendezvous;
   int gpus_per_process = 1;
+  double timeout_seconds = kDefaultTimeoutSeconds;  // -T: bound of every wait, 0 = none
 };
 
 class World {
  public:
   // Detects the identity, agrees on the id, creates the communicators.
   World(const WorldOptions& options, int* argc, char*** argv);
+  // Destroys the communicators (aborts them after a failure) and finalizes MPI
+  // unless a communicator failed (MPI_Finalize could wait for a dead peer).
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -69,8 +49,11 @@ class World {
   // Every rank's description, in rank order (collective: all ranks call it).
   const std::vector<RankInfo>& rank_infos() const { return infos_; }
   bool is_root_process() const { return id_.proc == 0; }
+  // Every wait on the world's (and validate's) communicators goes through it.
+  Watchdog& watchdog() { return watchdog_; }
 
  private:
+  Watchdog watchdog_;
   ProcessIdentity id_;
   int nranks_ = 1;
   uint64_t comm_id_ = 0;
@@ -81,16 +64,18 @@ class World {
 
 // Out-of-band collectives on a set of communicators, one entry per local rank;
 // every member rank of the communicators must call them.  Not timed; they
-// allocate and free small device buffers.
+// allocate and free small device buffers and wait through `wd`; `context`
+// says what they are for in a failure message.
 //
 // Element-wise reduction of `values[i]` (one vector per local rank, equal lengths).
-std::vector<std::vector<double>> oob_allreduce(std::span<const CommStream> cs,
+std::vector<std::vector<double>> oob_allreduce(Watchdog& wd, std::span<const CommStream> cs,
                                                const std::vector<std::vector<double>>& values,
-                                               ncclRedOp_t op);
+                                               ncclRedOp_t op, std::string_view context = {});
 // Concatenation over all ranks (rank order) of `block_bytes` from each local rank.
-std::vector<std::byte> oob_allgather(std::span<const CommStream> cs,
-                                     const std::vector<std::vector<std::byte>>& blocks);
-void oob_barrier(std::span<const CommStream> cs);
+std::vector<std::byte> oob_allgather(Watchdog& wd, std::span<const CommStream> cs,
+                                     const std::vector<std::vector<std::byte>>& blocks,
+                                     std::string_view context = {});
+void oob_barrier(Watchdog& wd, std::span<const CommStream> cs, std::string_view context = {});
 
 RankInfo describe_local_rank(const ProcessIdentity& id, const LocalRank& local);
 

@@ -43,7 +43,7 @@ struct ValidateOptions {
 std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
   ValidateOptions o;
   CLI::App app("nccl_bench validate: PASS/FAIL per node and per link", "nccl_bench validate");
-  std::string threshold, sizes, iters, warmup, launcher = "auto";
+  std::string threshold, sizes, iters, warmup, timeout, launcher = "auto";
   app.add_option("--baseline", o.baseline,
                  "JSON file of minimum bus bandwidths per GPU model, test and size");
   app.add_option("--level", o.level,
@@ -56,6 +56,8 @@ std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
                  "comma-separated message sizes (default quick 64M, full 4M,64M)");
   app.add_option("-n,--iters", iters, "timed iterations per test and size (default 10)");
   app.add_option("-w,--warmup_iters", warmup, "warm-up iterations (default 2)");
+  app.add_option("-T,--timeout", timeout,
+                 "give up a wait for the GPUs after this many seconds (0: never), default 600");
   app.add_option("--rendezvous", o.world.rendezvous.file,
                  "shared file for the NCCL id without MPI/NCCL_COMM_ID");
   app.add_option("--launcher", launcher, "auto, mpi or env");
@@ -77,6 +79,7 @@ std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
     throw UsageError("--fleet-threshold " + threshold + " must be below 100");
   if (!iters.empty()) o.iters = static_cast<int>(parse_int_flag("-n", iters, 1, 1 << 20));
   if (!warmup.empty()) o.warmup = static_cast<int>(parse_int_flag("-w", warmup, 0, 1 << 20));
+  if (!timeout.empty()) o.world.timeout_seconds = parse_timeout_flag("-T", timeout);
   o.world.launcher = parse_launcher(launcher);
   o.world.gpus_per_process = 1;
   if (!sizes.empty()) {
@@ -110,48 +113,74 @@ double now_seconds() {
 constexpr int kRepeats = 3;
 
 template <typename Issue>
-double time_on(const CommStream& cs, int warmup, int iters, Issue&& issue) {
+double time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int warmup, int iters,
+               Issue&& issue) {
+  const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   for (int i = 0; i < warmup; ++i) issue();
-  RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(cs.stream));
+  wd.wait(one, what, "warm-up");
   double best = 0;
   for (int rep = 0; rep < kRepeats; ++rep) {
-    oob_barrier(std::span<const CommStream>(&cs, 1));
+    oob_barrier(wd, one, what);
     const double t0 = now_seconds();
     for (int i = 0; i < iters; ++i) issue();
-    RINGSIDE_CUDA_CHECK(cudaStreamSynchronize(cs.stream));
+    wd.wait(one, what, {}, true);
     const double local = (now_seconds() - t0) / iters;
     std::vector<std::vector<double>> v{{local}};
-    const double slowest = oob_allreduce(std::span<const CommStream>(&cs, 1), v, ncclMax)[0][0];
+    const double slowest = oob_allreduce(wd, one, v, ncclMax, what)[0][0];
     best = rep == 0 ? slowest : std::min(best, slowest);
   }
   return best;
 }
 
-double allreduce_busbw(const CommStream& cs, void* buf, uint64_t bytes, int warmup, int iters) {
+double allreduce_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* buf,
+                       uint64_t bytes, int warmup, int iters) {
+  const std::span<const CommStream> one(&cs, 1);
   int n = 1;
   RINGSIDE_NCCL_CHECK(ncclCommCount(cs.comm, &n));
   const size_t count = bytes / sizeof(float);
-  const double sec = time_on(cs, warmup, iters, [&] {
-    RINGSIDE_NCCL_CHECK(ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, cs.comm, cs.stream));
+  const double sec = time_on(wd, cs, what, warmup, iters, [&] {
+    RINGSIDE_NCCL_WATCH(wd, one, what,
+                        ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, cs.comm, cs.stream));
   });
   return static_cast<double>(count * sizeof(float)) / 1e9 / sec * (2.0 * (n - 1) / n);
 }
 
-double sendrecv_busbw(const CommStream& cs, void* send, void* recv, uint64_t bytes, int peer,
-                      int warmup, int iters) {
-  const double sec = time_on(cs, warmup, iters, [&] {
+double sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* send,
+                      void* recv, uint64_t bytes, int peer, int warmup, int iters) {
+  const std::span<const CommStream> one(&cs, 1);
+  const double sec = time_on(wd, cs, what, warmup, iters, [&] {
     RINGSIDE_NCCL_CHECK(ncclGroupStart());
     RINGSIDE_NCCL_CHECK(ncclSend(send, bytes, ncclUint8, peer, cs.comm, cs.stream));
     RINGSIDE_NCCL_CHECK(ncclRecv(recv, bytes, ncclUint8, peer, cs.comm, cs.stream));
-    RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+    RINGSIDE_NCCL_WATCH(wd, one, what, ncclGroupEnd());
   });
   return static_cast<double>(bytes) / 1e9 / sec;
 }
 
-ncclComm_t split(const CommStream& world, int color, int key) {
+// Splits the world communicator (every rank calls it); the new communicator,
+// if this rank has a colour, is registered with the watchdog as `name` with
+// `members` (world ranks in its rank order).  The split blocks until every
+// rank joins and cannot be polled: it runs under a Deadline.
+ncclComm_t split(Watchdog& wd, const CommStream& world, int my_rank, int color,
+                 const std::string& name, std::vector<int> members) {
+  const std::span<const CommStream> one(&world, 1);
+  // `name` starts with "the "; a rank without a colour joins no communicator.
+  const std::string what = name.empty() ? std::string("ncclCommSplit of the world communicator")
+                                        : "ncclCommSplit into " + name.substr(4);
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", wd.timeout_seconds());
   ncclComm_t c = nullptr;
-  RINGSIDE_NCCL_CHECK(ncclCommSplit(world.comm, color, key, &c, nullptr));
+  {
+    Deadline deadline(wd.timeout_seconds(),
+                      "nccl_bench validate: FAIL: " + wd.describe_rank(my_rank) + ": " + what +
+                          " did not return within " + limit +
+                          " s (-T): a rank stopped responding before joining it; exiting with "
+                          "code 1",
+                      1);
+    RINGSIDE_NCCL_WATCH(wd, one, what, ncclCommSplit(world.comm, color, my_rank, &c, nullptr));
+  }
+  if (c != nullptr) wd.add(c, name, std::move(members));
   return c;
 }
 
@@ -210,15 +239,12 @@ int run_drains(const std::vector<std::vector<std::string>>& cmds) {
 
 }  // namespace
 
-int run_validate(int argc, char** argv) {
-  auto opt = parse_validate_options(argc, argv);
-  if (!opt) return 0;
-  const ValidateOptions& o = *opt;
-  std::optional<Baseline> baseline;
-  if (!o.baseline.empty()) baseline = Baseline::load(o.baseline);
+namespace {
 
-  World world(o.world, &argc, &argv);
-  const double t_start = now_seconds();
+// The whole validation on an initialised world; returns the exit code.
+int validate_world(World& world, const ValidateOptions& o, const std::optional<Baseline>& baseline,
+                   double t_start) {
+  Watchdog& wd = world.watchdog();
   const auto& infos = world.rank_infos();
   const int nranks = world.nranks();
   const LocalRank& me = world.locals()[0];
@@ -267,42 +293,71 @@ int run_validate(int argc, char** argv) {
 
   // 1. Intra-node all_reduce, every node at once.
   {
-    ncclComm_t node = split(wcs, my_node, me.rank);
+    std::vector<int> members;
+    for (int r = 0; r < nranks; ++r) {
+      if (rank_node[static_cast<size_t>(r)] == my_node) members.push_back(r);
+    }
+    ncclComm_t node =
+        split(wd, wcs, me.rank, my_node,
+              "the intra-node communicator of " + d.nodes[static_cast<size_t>(my_node)], members);
     const CommStream ncs{node, wcs.stream, wcs.device};
     if (d.gpus[static_cast<size_t>(my_node)] > 1) {
-      for (size_t s = 0; s < ns; ++s)
-        mine[s] = allreduce_busbw(ncs, send, d.sizes[s], o.warmup, o.iters);
+      for (size_t s = 0; s < ns; ++s) {
+        mine[s] = allreduce_busbw(
+            wd, ncs, "intra-node all_reduce of " + std::to_string(d.sizes[s]) + " bytes", send,
+            d.sizes[s], o.warmup, o.iters);
+      }
     }
-    ncclCommDestroy(node);
+    wd.release(node);
   }
   // 2. Global all_reduce (full).
   if (full && nn > 1) {
-    for (size_t s = 0; s < ns; ++s)
-      mine[global_base + s] = allreduce_busbw(wcs, send, d.sizes[s], o.warmup, o.iters);
+    for (size_t s = 0; s < ns; ++s) {
+      mine[global_base + s] =
+          allreduce_busbw(wd, wcs, "global all_reduce of " + std::to_string(d.sizes[s]) + " bytes",
+                          send, d.sizes[s], o.warmup, o.iters);
+    }
   }
   // 3. Node pairs, one round at a time; within a pair, one 2-rank comm per rail
   //    (local GPU index), all rails and pairs of a round concurrently.
   for (size_t r = 0; r < rounds.size(); ++r) {
-    int color = NCCL_SPLIT_NOCOLOR;
-    for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
-      const NodePair& np = rounds[r].pairs[p];
-      if (np.first != my_node && np.second != my_node) continue;
-      const int rails =
-          std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
-      if (my_slot < rails) {
-        color = static_cast<int>(p) * gmax + my_slot;
+    auto rail_color = [&](int rank) {
+      const int node = rank_node[static_cast<size_t>(rank)];
+      const int slot = rank_slot[static_cast<size_t>(rank)];
+      for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
+        const NodePair& np = rounds[r].pairs[p];
+        if (np.first != node && np.second != node) continue;
+        const int rails =
+            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+        if (slot < rails) return static_cast<int>(p) * gmax + slot;
       }
+      return NCCL_SPLIT_NOCOLOR;
+    };
+    const int color = rail_color(me.rank);
+    std::vector<int> members;
+    std::string name;
+    if (color != NCCL_SPLIT_NOCOLOR) {
+      for (int rank = 0; rank < nranks; ++rank) {
+        if (rail_color(rank) == color) members.push_back(rank);
+      }
+      const NodePair& np = rounds[r].pairs[static_cast<size_t>(color / gmax)];
+      name = "the rail-" + std::to_string(my_slot) + " communicator " +
+             d.nodes[static_cast<size_t>(np.first)] + "<->" +
+             d.nodes[static_cast<size_t>(np.second)];
     }
-    ncclComm_t rail = split(wcs, color, me.rank);
+    ncclComm_t rail = split(wd, wcs, me.rank, color, name, members);
     if (rail != nullptr) {
       int my_comm_rank = 0;
       RINGSIDE_NCCL_CHECK(ncclCommUserRank(rail, &my_comm_rank));
       const CommStream rcs{rail, wcs.stream, wcs.device};
       for (size_t s = 0; s < ns; ++s) {
         mine[rounds_base + r * ns + s] =
-            sendrecv_busbw(rcs, send, recv, d.sizes[s], 1 - my_comm_rank, o.warmup, o.iters);
+            sendrecv_busbw(wd, rcs,
+                           "inter-node sendrecv of " + std::to_string(d.sizes[s]) +
+                               " bytes (round " + std::to_string(r + 1) + ")",
+                           send, recv, d.sizes[s], 1 - my_comm_rank, o.warmup, o.iters);
       }
-      ncclCommDestroy(rail);
+      wd.release(rail);
     }
   }
   RINGSIDE_CUDA_CHECK(cudaFree(send));
@@ -315,9 +370,10 @@ int run_validate(int argc, char** argv) {
   // 5. Everyone gets everything and evaluates the same way.
   std::vector<std::byte> block(mine.size() * sizeof(double));
   std::memcpy(block.data(), mine.data(), block.size());
-  const std::vector<std::byte> all_meas = oob_allgather(world.comm_streams(), {block});
-  const std::vector<std::byte> all_health =
-      oob_allgather(world.comm_streams(), {encode_health(health)});
+  const std::vector<std::byte> all_meas =
+      oob_allgather(wd, world.comm_streams(), {block}, "gathering the measurements");
+  const std::vector<std::byte> all_health = oob_allgather(
+      wd, world.comm_streams(), {encode_health(health)}, "gathering the health checks");
   auto meas = [&](int rank, size_t slot) {
     double v;
     std::memcpy(&v,
@@ -393,6 +449,60 @@ int run_validate(int argc, char** argv) {
     if (o.drain && !drains.empty() && run_drains(drains) > 0) code = 2;
   }
   return code;
+}
+
+// A communicator failed: no verdict per node is possible, the run fails.  Every
+// rank that saw the failure says so; rank 0 also ends the table output and the
+// JSON with it.  Drain commands are not printed: the rank a message names may
+// itself only have aborted because of another.
+int report_abort(World& world, const ValidateOptions& o, const CommFailure& f, double t_start) {
+  std::fprintf(stderr, "nccl_bench validate: FAIL: %s\n", f.what());
+  if (!world.is_root_process()) return 1;
+  ValidateAbort a;
+  a.rank = world.locals()[0].rank;
+  a.message = f.what();
+  a.kind = f.kind() == FailureKind::kTimeout ? "timeout" : "nccl_error";
+  a.peer_ranks = f.peers();
+  for (int p : f.peers()) {
+    if (p >= 0 && static_cast<size_t>(p) < world.rank_infos().size())
+      a.peer_nodes.push_back(world.rank_infos()[static_cast<size_t>(p)].node);
+  }
+  std::printf("# verdict: FAIL (aborted: %s)\n", f.what());
+  std::fflush(stdout);
+  if (!o.json_file.empty()) {
+    ValidateRunInfo info;
+    info.level = o.level;
+    info.threshold_pct = o.threshold_pct;
+    info.baseline = o.baseline;
+    info.nranks = world.nranks();
+    info.seconds = now_seconds() - t_start;
+    std::ofstream out(o.json_file, std::ios::trunc);
+    out << render_abort_json(info, o.sizes, a);
+    if (!out) throw RuntimeError("cannot write --json file '" + o.json_file + "'");
+  }
+  return 1;
+}
+
+}  // namespace
+
+int run_validate(int argc, char** argv) {
+  auto opt = parse_validate_options(argc, argv);
+  if (!opt) return 0;
+  const ValidateOptions& o = *opt;
+  std::optional<Baseline> baseline;
+  if (!o.baseline.empty()) baseline = Baseline::load(o.baseline);
+
+  World world(o.world, &argc, &argv);
+  const double t_start = now_seconds();
+  try {
+    return validate_world(world, o, baseline, t_start);
+  } catch (const CommFailure& f) {
+    return report_abort(world, o, f, t_start);
+  } catch (const RuntimeError& e) {
+    // Communicators with work in flight are aborted, not destroyed (which waits for it).
+    world.watchdog().stop(e.what());
+    throw;
+  }
 }
 
 }  // namespace ringside::bench

@@ -179,4 +179,29 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   return j.dump(2) + "\n";
 }
 
+std::string render_abort_json(const ValidateRunInfo& info, const std::vector<uint64_t>& sizes,
+                              const ValidateAbort& a) {
+  nlohmann::json j;
+  j["schema"] = "ringside.validate/1";
+  j["level"] = info.level;
+  j["fleet_threshold_pct"] = info.threshold_pct;
+  j["baseline"] = info.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.baseline);
+  j["ranks"] = info.nranks;
+  j["seconds"] = info.seconds;
+  j["rounds"] = info.rounds;
+  j["sizes"] = sizes;
+  j["verdict"] = "fail";
+  j["nodes"] = nlohmann::json::array();
+  j["links"] = nlohmann::json::array();
+  j["global_all_reduce_busbw"] = nlohmann::json::array();
+  j["fleet_reasons"] = nlohmann::json::array();
+  j["drain_commands"] = nlohmann::json::array();
+  j["aborted"] = {{"rank", a.rank},
+                  {"kind", a.kind},
+                  {"message", a.message},
+                  {"peer_ranks", a.peer_ranks},
+                  {"peer_nodes", a.peer_nodes}};
+  return j.dump(2) + "\n";
+}
+
 }  // namespace ringside::bench

@@ -104,6 +104,11 @@ TEST(Options, BadInputIsAUsageError) {
       {"--min-busbw", "fast"},
       {"--launcher", "x"},
       {"-f", "2", "-b", "0"},
+      {"-f", "0"},
+      {"-T", "-1"},
+      {"-T", "soon"},
+      {"-T", "30x"},
+      {"-T", "8d"},
       {"-n"},
       {"extra_positional"},
   };
@@ -113,6 +118,60 @@ TEST(Options, BadInputIsAUsageError) {
     EXPECT_THROW(parse(args), UsageError) << joined;
   }
   EXPECT_THROW(parse({}, "allreduce"), UsageError);
+}
+
+// nccl-tests reads -f 1 as "no factor"; the documented rule is an integer >= 2,
+// and the message says how to step by a fixed increment instead.
+TEST(Options, StepFactorBelowTwoIsRejected) {
+  for (const char* f : {"1", "0"}) {
+    try {
+      parse({"-b", "8", "-e", "1M", "-f", f});
+      ADD_FAILURE() << "-f " << f << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(std::string("-f ") + f), std::string::npos) << m;
+      EXPECT_NE(m.find("at least 2"), std::string::npos) << m;
+      EXPECT_NE(m.find("-i"), std::string::npos) << m;
+    }
+  }
+  auto o = parse({"-b", "8", "-e", "32", "-f", "2"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(bench_sizes(*o), (std::vector<uint64_t>{8, 16, 32}));
+}
+
+// -i applies without -f (as documented and in nccl-tests); the sequence never
+// passes -e, even where the next size would overflow.
+TEST(Options, StepBytesAndLimits) {
+  auto o = parse({"-b", "1K", "-e", "4K", "-i", "1500"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(bench_sizes(*o), (std::vector<uint64_t>{1024, 2524, 4024}));
+  o = parse({"-b", "8", "-e", "8", "-i", "0"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(bench_sizes(*o), (std::vector<uint64_t>{8}));
+  EXPECT_THROW(parse({"-b", "8", "-e", "16", "-i", "0"}), UsageError);
+  BenchOptions big;
+  big.min_bytes = (1ull << 62) + 1;
+  big.max_bytes = ~0ull;
+  big.step_factor = 5;
+  EXPECT_EQ(bench_sizes(big).size(), 1u);
+  big.step_factor = 1;
+  big.step_bytes = 1ull << 63;
+  EXPECT_EQ(bench_sizes(big).size(), 2u);
+}
+
+TEST(Options, Timeout) {
+  auto o = parse({});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 600);
+  o = parse({"-T", "30"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 30);
+  o = parse({"--timeout", "2m"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 120);
+  o = parse({"-T", "0"});
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(o->world.timeout_seconds, 0);
 }
 
 TEST(Options, HelpIsNotAnError) {

@@ -1,12 +1,19 @@
 #include "process_util.h"
 
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
+
+extern char** environ;
 
 namespace ringside::bench::testing {
 
@@ -57,6 +64,66 @@ bool sim_available(std::string* why) {
     }
   }
   return true;
+}
+
+void sleep_seconds(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+Background start_background(const std::string& command) {
+  Background b;
+  b.dir = temp_dir("bg");
+  b.out = b.dir + "/out";
+  b.err = b.dir + "/err";
+  const std::string full = "exec " + command + " >" + b.out + " 2>" + b.err;
+  std::vector<char*> argv = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                             const_cast<char*>(full.c_str()), nullptr};
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  if (posix_spawn(&b.pid, "/bin/sh", nullptr, &attr, argv.data(), environ) != 0) b.pid = -1;
+  posix_spawnattr_destroy(&attr);
+  return b;
+}
+
+int wait_background(const Background& b, double seconds) {
+  int status = 0;
+  for (double waited = 0; waited < seconds; waited += 0.05) {
+    const pid_t r = waitpid(b.pid, &status, WNOHANG);
+    if (r == b.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) return -1;
+    sleep_seconds(0.05);
+  }
+  kill(-b.pid, SIGKILL);
+  waitpid(b.pid, &status, 0);
+  return -1;
+}
+
+pid_t child_with_env(pid_t parent, const std::string& var, const std::string& value) {
+  const std::string want = var + "=" + value;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces.
+    const std::string stat = read_file(e.path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = -1;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    const std::string env = read_file(e.path().string() + "/environ");
+    size_t start = 0;
+    while (start < env.size()) {
+      size_t end = env.find('\0', start);
+      if (end == std::string::npos) end = env.size();
+      if (env.compare(start, end - start, want) == 0) return static_cast<pid_t>(std::stol(name));
+      start = end + 1;
+    }
+  }
+  return -1;
 }
 
 }  // namespace ringside::bench::testing

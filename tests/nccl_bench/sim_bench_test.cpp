@@ -186,9 +186,9 @@ TEST_F(SimBench, MinimumBandwidthFailsTheRun) {
 }
 
 TEST_F(SimBench, BadFlagsExitWithTwo) {
-  for (const char* args :
-       {"all_reduce --bogus", "all_reduce -n abc", "all_reduce -b 8Q", "allreduce",
-        "all_reduce -d f8e4m3", "all_reduce -b 2M -e 1M", "broadcast -r 9"}) {
+  for (const char* args : {"all_reduce --bogus", "all_reduce -n abc", "all_reduce -b 8Q",
+                           "allreduce", "all_reduce -d f8e4m3", "all_reduce -b 2M -e 1M",
+                           "broadcast -r 9", "all_reduce -b 8 -e 1M -f 1", "all_reduce -T -5"}) {
     const RunResult r = run_shell(sim_command(2, 1, args));
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("nccl_bench"), std::string::npos) << args << "\n" << r.err;
