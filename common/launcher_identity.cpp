@@ -40,7 +40,8 @@ bool read_int(const EnvLookup& env, const char* var, int64_t& out,
   if (text == nullptr) return false;
   auto parsed = config::parse_int(text);
   if (!parsed.ok() || *parsed < 0 || *parsed > (int64_t{1} << 30)) {
-    problems.push_back(std::string(var) + "='" + text + "' is not a non-negative integer");
+    problems.push_back(std::string(var) + "='" + config::echo(text) +
+                       "' is not a non-negative integer");
     return false;
   }
   out = *parsed;

@@ -205,6 +205,26 @@ TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
   std::filesystem::remove_all(dir);
 }
 
+// Every rank echoes configuration errors: a huge or binary value must not
+// flood the job's log.
+TEST(ProbeSafety, HugeBadValueIsEchoedShortened) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("hugeenv");
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  const std::string huge = std::string(100000, '9') + "\x1b[2J";
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir, {"RINGSIDE_RING_SIZE=" + huge}));
+  EXPECT_EQ(probed.status, plain.status) << probed.err.substr(0, 2000);
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  EXPECT_LT(probed.err.size(), 4000u) << probed.err.substr(0, 2000);
+  EXPECT_NE(probed.err.find("RINGSIDE_RING_SIZE=999"), std::string::npos) << probed.err;
+  EXPECT_NE(probed.err.find("(100004 bytes)"), std::string::npos) << probed.err;
+  EXPECT_EQ(probed.err.find('\x1b'), std::string::npos) << "control characters reached stderr";
+  EXPECT_EQ(load_traces(dir).size(), 2u) << "traced on the default ring size";
+  std::filesystem::remove_all(dir);
+}
+
 // A job that ends right after creating its communicator (before the writer's
 // first wake-up) still leaves a complete, closed trace: the exit waits for it.
 TEST(ProbeSafety, ExitRightAfterInitLeavesACompleteTrace) {
