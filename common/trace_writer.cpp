@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fresh_file.h"
 #include "hdf5_util.h"
 #include "meta_attributes.h"
 #include "trace_types.h"
@@ -169,13 +170,24 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
     return Status::error("trace writer for " + path + ": deflate_level must be 0..9");
   }
   h5::QuietErrors quiet;
+  // Never H5Fcreate(path): HDF5 would open whatever has that name (following
+  // a symlink planted there) and truncate it.  See fresh_file.h.
+  auto fresh = FreshFile::create(path);
+  if (!fresh.ok()) return fresh.status();
   auto impl = std::make_unique<Impl>(path, options);
 
   // SWMR needs the latest file format (superblock v3).
   h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  impl->file = h5::Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+  impl->file =
+      h5::Handle(H5Fcreate(fresh->open_name().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
   if (!impl->file.valid()) return Status::error(h5::failure("creating trace file", path));
+  int* hdf5_fd = nullptr;
+  if (H5Fget_vfd_handle(impl->file.get(), fapl.get(), reinterpret_cast<void**>(&hdf5_fd)) < 0 ||
+      hdf5_fd == nullptr) {
+    return Status::error(h5::failure("finding the descriptor of trace file", path));
+  }
+  if (Status s = fresh->check_same_file(*hdf5_fd); !s.ok()) return s;
 
   TraceMeta m = meta;
   impl->clock_monotonic_ns = meta.clock_monotonic_ns;
@@ -189,6 +201,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (H5Fstart_swmr_write(impl->file.get()) < 0) {
     return Status::error(h5::failure("starting SWMR write", path));
   }
+  // Complete and consistent: only now does the file appear under its name.
+  if (Status s = fresh->publish(); !s.ok()) return s;
   return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(impl)));
 }
 

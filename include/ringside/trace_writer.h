@@ -29,8 +29,10 @@ class TraceWriter {
   // exit handler registered after this returns runs before HDF5's own one.
   static Status initialize_library();
 
-  // Creates (truncates) `path` and writes the metadata attributes.  The file is
-  // in SWMR-write mode when this returns.
+  // Creates `path` and writes the metadata attributes.  The file is built
+  // under a hidden name in the same directory and renamed to `path` once
+  // complete, replacing whatever had that name (a symlink there is replaced,
+  // its target never touched).  The file is in SWMR-write mode when this returns.
   static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const TraceMeta& meta,
                                                      const WriterOptions& options = {});
   ~TraceWriter();

@@ -11,6 +11,7 @@
 
 #include "launcher.h"
 #include "process_util.h"
+#include "ringside/trace_writer.h"
 #include "trace_helpers.h"
 
 namespace ringside::probe::testing {
@@ -203,6 +204,37 @@ TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
     EXPECT_TRUE(t.has_event(EventKind::kShutdown)) << "the parent closed its file normally";
   }
   std::filesystem::remove_all(dir);
+}
+
+// Trace names are predictable: anyone who can write to the output directory
+// can plant a symlink there.  Its target is never written; the trace takes
+// the name instead.
+TEST(ProbeSafety, SymlinkPlantedAtTheTraceNameIsNeverFollowed) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string base = make_temp_dir("plant");
+  const std::string dir = base + "/traces";
+  std::filesystem::create_directory(dir);
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  for (int r = 0; r < 2; ++r) {
+    const std::string victim = base + "/victim" + std::to_string(r);
+    std::ofstream(victim) << "precious " << r;
+    std::filesystem::create_symlink(victim, dir + "/" + trace::trace_file_name("safety", r));
+  }
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir));
+  EXPECT_EQ(probed.status, plain.status) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(read_file(base + "/victim" + std::to_string(r)), "precious " + std::to_string(r))
+        << "the probe wrote through a planted symlink";
+    const std::string trace_path = dir + "/" + trace::trace_file_name("safety", r);
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(trace_path)));
+  }
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << probed.err;
+  for (const auto& t : traces) EXPECT_FALSE(t.ops.empty()) << t.path;
+  std::filesystem::remove_all(base);
 }
 
 // Every rank echoes configuration errors: a huge or binary value must not
