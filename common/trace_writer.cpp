@@ -280,16 +280,24 @@ uint64_t TraceWriter::flushes() const {
   return impl_->flushes;
 }
 
-std::string trace_file_name(const std::string& job_id, int64_t rank) {
-  char digits[32];
-  std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(rank));
-  // Job ids come from the environment; keep the file name a single safe component.
-  std::string job = job_id.empty() ? std::string("nojob") : job_id;
-  for (char& c : job) {
+namespace {
+// Ids come from the environment; keep the file name a single safe component.
+std::string name_component(std::string text) {
+  for (char& c : text) {
     const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-';
     if (!safe) c = '_';
   }
+  return text;
+}
+}  // namespace
+
+std::string trace_file_name(const std::string& job_id, int64_t rank, const std::string& step_id) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(rank));
+  std::string job = name_component(job_id.empty() ? std::string("nojob") : job_id);
+  // Slurm's own notation for a step: <job>.<step>.
+  if (!step_id.empty()) job += "." + name_component(step_id);
   return "ringside-" + job + "-r" + digits + ".h5";
 }
 

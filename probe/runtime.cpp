@@ -76,6 +76,7 @@ void initialize() {
   m.schema_version = trace::kSchemaVersion;
   m.producer = "probe";
   m.job_id = rt->identity.job_id;
+  m.step_id = rt->identity.step_id;
   m.rank = rt->identity.rank;
   m.local_rank = rt->identity.local_rank;
   m.world_size = rt->identity.world_size;

@@ -128,7 +128,7 @@ class TraceSink {
                          " (set RINGSIDE_OUTPUT or `ringside run -o` to a writable directory)"));
       return;
     }
-    const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank)).string();
+    const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank, m.step_id)).string();
     auto created = trace::TraceWriter::create(path, m, writer_options());
     if (!created.ok()) {
       fail("creating the trace file", created.status());

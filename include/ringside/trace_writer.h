@@ -62,7 +62,9 @@ class TraceWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// "<dir>/ringside-<job>-r<rank, 6 digits>.h5"
-std::string trace_file_name(const std::string& job_id, int64_t rank);
+// "ringside-<job>-r<rank, 6 digits>.h5", or "ringside-<job>.<step>-r<rank>.h5"
+// for a Slurm job step.  Characters outside [A-Za-z0-9._-] become '_'.
+std::string trace_file_name(const std::string& job_id, int64_t rank,
+                            const std::string& step_id = "");
 
 }  // namespace ringside::trace

@@ -237,6 +237,39 @@ TEST(ProbeSafety, SymlinkPlantedAtTheTraceNameIsNeverFollowed) {
   std::filesystem::remove_all(base);
 }
 
+// Slurm job steps of one job: each step's ranks get their own files (the
+// step is in the name and an attribute), and analyze refuses to mix them.
+TEST(ProbeSafety, JobStepsKeepTheirOwnTracesAndAnalyzeRefusesToMixThem) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  RINGSIDE_REQUIRE_FILE(Paths::ringside());
+  const std::string dir = make_temp_dir("steps");
+  for (const char* step : {"0", "1"}) {
+    const Exit e =
+        run({Paths::app(), "ops"},
+            {Paths::sim_env(), "LD_PRELOAD=" + Paths::probe(), "RINGSIDE_OUTPUT=" + dir,
+             "SLURM_JOB_ID=4242", std::string("SLURM_STEP_ID=") + step, "SLURM_PROCID=0",
+             "SLURM_NTASKS=1", "SLURM_LOCALID=0", "RANK=0", "WORLD_SIZE=1",
+             "NCCL_COMM_ID=127.0.0.1:" + std::to_string(ringside::sim::find_free_port())});
+    ASSERT_EQ(e.status, 0) << e.err;
+  }
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << "step 1 overwrote step 0";
+  EXPECT_EQ(traces[0].path, dir + "/ringside-4242.0-r000000.h5");
+  EXPECT_EQ(traces[0].meta.step_id, "0");
+  EXPECT_EQ(traces[1].meta.step_id, "1");
+
+  const Exit mixed = run({Paths::ringside(), "analyze", "--no-progress", dir}, {});
+  EXPECT_EQ(mixed.status, 2) << mixed.out << mixed.err;
+  EXPECT_NE(mixed.err.find("step 0: 1 file, step 1: 1 file"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("--step"), std::string::npos) << mixed.err;
+
+  const Exit one =
+      run({Paths::ringside(), "analyze", "--no-progress", "--step", "1", "--json", "-", dir}, {});
+  EXPECT_TRUE(one.status == 0 || one.status == 1) << "analyzed (exit 0 or 1): " << one.err;
+  EXPECT_NE(one.out.find("\"step\": \"1\""), std::string::npos) << one.out;
+  std::filesystem::remove_all(dir);
+}
+
 // Every rank echoes configuration errors: a huge or binary value must not
 // flood the job's log.
 TEST(ProbeSafety, HugeBadValueIsEchoedShortened) {
