@@ -123,6 +123,7 @@ struct TraceWriter::Impl {
   AppendBuffer stats{dataset_spec(kStatsDataset), 1};
   uint64_t flushes = 0;
   int64_t clock_monotonic_ns = 0;  // the file's clock reference
+  int descriptor = -1;             // HDF5's descriptor of the file
   bool closed = false;
   // After a failed HDF5 call the file may be inconsistent; every later call
   // returns the first error instead of touching the file again.
@@ -155,9 +156,15 @@ TraceWriter::~TraceWriter() {
   close();
 }
 
-Status TraceWriter::initialize_library() {
+Result<bool> TraceWriter::initialize_library() {
+  // H5dont_atexit succeeds only before the library's first initialisation.
+  const bool owns_exit = H5dont_atexit() >= 0;
   if (H5open() < 0) return Status::error("initialising the HDF5 library failed");
-  return Status();
+  return owns_exit;
+}
+
+void TraceWriter::close_library() {
+  H5close();
 }
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
@@ -188,6 +195,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
     return Status::error(h5::failure("finding the descriptor of trace file", path));
   }
   if (Status s = fresh->check_same_file(*hdf5_fd); !s.ok()) return s;
+  impl->descriptor = *hdf5_fd;
 
   TraceMeta m = meta;
   impl->clock_monotonic_ns = meta.clock_monotonic_ns;
@@ -278,6 +286,18 @@ const std::string& TraceWriter::path() const {
 }
 uint64_t TraceWriter::flushes() const {
   return impl_->flushes;
+}
+int TraceWriter::descriptor() const {
+  return impl_->descriptor;
+}
+int64_t TraceWriter::objects_open_elsewhere() const {
+  // Not datatypes: counted over all files, that includes transient ones (ours).
+  constexpr unsigned kKinds = H5F_OBJ_FILE | H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_ATTR;
+  const ssize_t all = H5Fget_obj_count(H5F_OBJ_ALL, kKinds);
+  if (all < 0) return -1;
+  if (impl_->closed || !impl_->file.valid()) return all;
+  const ssize_t mine = H5Fget_obj_count(impl_->file.get(), kKinds);
+  return mine < 0 ? -1 : all - mine;
 }
 
 namespace {
