@@ -38,12 +38,15 @@ void for_each_rank_file(TraceSet& set, Progress& progress, const std::string& ph
 Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   Progress progress = options.progress ? Progress::for_stderr() : Progress(false);
-  auto loaded = load_trace_set(dir, LoadOptions{}, progress);
+  LoadOptions load;
+  load.step = options.step;
+  auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
 
   Report report;
   report.job = set.job_id;
+  report.step = set.step_id;
   report.dir = dir;
   report.ranks = set.world_size;
   report.nodes = set.nodes;

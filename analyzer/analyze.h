@@ -9,6 +9,7 @@
 //   5. detectors, what-if, report (no I/O)
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "detect/context.h"
@@ -20,9 +21,12 @@ struct AnalyzeOptions {
   Thresholds thresholds;
   size_t batch = 8192;   // ops per read
   bool progress = true;  // progress bar on stderr when it is a terminal
+  // Slurm job step to analyze when the directory holds several (trace::kNoStep:
+  // the files without a step id); unset: the directory must hold one step.
+  std::optional<std::string> step;
 };
 
-// Errors (exit code 2): not a trace directory, mixed jobs, unreadable schema.
+// Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.
 Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options);
 
 }  // namespace ringside::analysis

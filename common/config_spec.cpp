@@ -7,11 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include "ringside/safe_text.h"
+
 namespace ringside::config {
 namespace {
 
 std::string quoted(std::string_view text) {
-  return "'" + std::string(text) + "'";
+  return "'" + echo(text) + "'";
 }
 
 std::string lower(std::string_view text) {
@@ -28,6 +30,18 @@ std::pair<std::string_view, std::string_view> split_unit(std::string_view text) 
 }
 
 }  // namespace
+
+std::string echo(std::string_view text, size_t max_bytes) {
+  size_t keep = text.size();
+  if (keep > max_bytes) {
+    keep = max_bytes;
+    // Do not cut a UTF-8 sequence: back up over continuation bytes (10xxxxxx).
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  }
+  std::string out = printable(text.substr(0, keep));
+  if (keep < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
 
 Result<int64_t> parse_int(std::string_view text) {
   int64_t value = 0;
@@ -162,13 +176,17 @@ std::string bound(double v) {
 }  // namespace
 
 Status validate(const OptionSpec& spec, std::string_view text) {
-  const std::string prefix = std::string(spec.name) + "=" + std::string(text) + ": ";
+  const std::string prefix = std::string(spec.name) + "=" + echo(text) + ": ";
   switch (spec.type) {
     case Type::kBool: {
       auto v = parse_bool(text);
       return v.ok() ? Status{} : Status::error(prefix + v.message());
     }
     case Type::kString: {
+      // Free text ends up in file names and trace attributes.
+      if (text.size() > kMaxStringBytes) {
+        return Status::error(prefix + "longer than " + std::to_string(kMaxStringBytes) + " bytes");
+      }
       if (spec.choices == nullptr) return {};
       std::string choices = spec.choices;
       std::stringstream ss(choices);
@@ -205,7 +223,7 @@ ParseResult parse_env(std::span<const OptionSpec> specs, std::string_view prefix
     std::string_view value = entry.substr(eq + 1);
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
     if (!known.count(name)) {
-      result.errors.push_back(name + " is not a known variable (see the list with " +
+      result.errors.push_back(echo(name) + " is not a known variable (see the list with " +
                               std::string(prefix) + "DUMP_CONFIG=1 or the docs); it is ignored");
       continue;
     }

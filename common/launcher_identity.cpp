@@ -40,7 +40,8 @@ bool read_int(const EnvLookup& env, const char* var, int64_t& out,
   if (text == nullptr) return false;
   auto parsed = config::parse_int(text);
   if (!parsed.ok() || *parsed < 0 || *parsed > (int64_t{1} << 30)) {
-    problems.push_back(std::string(var) + "='" + text + "' is not a non-negative integer");
+    problems.push_back(std::string(var) + "='" + config::echo(text) +
+                       "' is not a non-negative integer");
     return false;
   }
   out = *parsed;
@@ -110,7 +111,16 @@ LauncherIdentityResult resolve_launcher_identity(const EnvLookup& env,
     }
   }
   if (id.job_id_source == "SLURM_JOB_ID") {
-    if (const char* step = lookup(env, "SLURM_STEP_ID")) id.step_id = step;
+    if (const char* step = lookup(env, "SLURM_STEP_ID")) {
+      // Slurm's step ids are 32-bit unsigned numbers (special steps near the top).
+      auto parsed = config::parse_int(step);
+      if (parsed.ok() && *parsed >= 0 && *parsed <= int64_t{0xFFFFFFFF}) {
+        id.step_id = std::to_string(*parsed);
+      } else {
+        result.problems.push_back(std::string("SLURM_STEP_ID='") + config::echo(step) +
+                                  "' is not a Slurm step number (0..4294967295)");
+      }
+    }
   }
 
   id.hostname = hostname;

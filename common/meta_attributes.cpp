@@ -76,6 +76,16 @@ Status read_str(hid_t file, const char* name, std::string& value, const std::str
   return {};
 }
 
+// An attribute added within version 1: files written before it lack it.
+Status read_optional_str(hid_t file, const char* name, std::string& value,
+                         const std::string& path) {
+  if (H5Aexists(file, name) == 0) {
+    value.clear();
+    return {};
+  }
+  return read_str(file, name, value, path);
+}
+
 }  // namespace
 
 Status write_meta_attributes(hid_t file, const TraceMeta& meta, const std::string& path) {
@@ -84,12 +94,14 @@ Status write_meta_attributes(hid_t file, const TraceMeta& meta, const std::strin
   m.schema_version = kSchemaVersion;
 #define RINGSIDE_WRITE_Int(name) write_int(file, #name, m.name, path)
 #define RINGSIDE_WRITE_Str(name) write_str(file, #name, m.name, path)
+#define RINGSIDE_WRITE_OptStr(name) write_str(file, #name, m.name, path)
 #define X(kind, name, desc) \
   if (Status s = RINGSIDE_WRITE_##kind(name); !s.ok()) return s;
   RINGSIDE_META_FIELDS(X)
 #undef X
 #undef RINGSIDE_WRITE_Int
 #undef RINGSIDE_WRITE_Str
+#undef RINGSIDE_WRITE_OptStr
   return {};
 }
 
@@ -107,12 +119,14 @@ Status read_meta_attributes(hid_t file, TraceMeta& meta, const std::string& path
   }
 #define RINGSIDE_READ_Int(name) read_int(file, #name, meta.name, path)
 #define RINGSIDE_READ_Str(name) read_str(file, #name, meta.name, path)
+#define RINGSIDE_READ_OptStr(name) read_optional_str(file, #name, meta.name, path)
 #define X(kind, name, desc) \
   if (Status s = RINGSIDE_READ_##kind(name); !s.ok()) return s;
   RINGSIDE_META_FIELDS(X)
 #undef X
 #undef RINGSIDE_READ_Int
 #undef RINGSIDE_READ_Str
+#undef RINGSIDE_READ_OptStr
   return {};
 }
 

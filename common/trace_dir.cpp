@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -78,9 +79,51 @@ std::string check_metadata_in_child(const std::string& path) {
   return "";  // exit 0, or an error the in-process open reports with its reason
 }
 
+// The listing's key for a --step value: kNoStep means the files without a step.
+std::string step_key(const std::string& step) {
+  return step == kNoStep ? std::string() : step;
+}
+
+std::string step_label(const std::string& key) {
+  return key.empty() ? std::string("no step id") : "step " + key;
+}
+
+// "step 0: 8 files, step 1: 8 files"
+std::string step_list(const std::map<std::string, size_t>& by_step) {
+  std::string out;
+  for (const auto& [key, files] : by_step) {
+    out += (out.empty() ? "" : ", ") + step_label(key) + ": " + std::to_string(files) +
+           (files == 1 ? " file" : " files");
+  }
+  return out;
+}
+
+// Every Slurm job step numbers its ranks from 0: files of several steps are
+// never one run.  Fails when they are mixed and no step was chosen, or the
+// chosen one has no files.
+Status select_step(const std::string& dir, const std::map<std::string, size_t>& by_step,
+                   const std::optional<std::string>& step) {
+  if (step && step->empty()) {
+    return Status::error(dir + ": the step to analyze is empty; give a step id or '" + kNoStep +
+                         "' (the files without a step id)");
+  }
+  if (step) {
+    const std::string key = step_key(*step);
+    if (by_step.count(key)) return {};
+    return Status::error(dir + ": no traces " +
+                         (key.empty() ? std::string("without a step id") : "of step " + key) +
+                         " (" + step_list(by_step) + ")");
+  }
+  if (by_step.size() <= 1) return {};
+  return Status::error(dir + ": traces of more than one Slurm job step (" + step_list(by_step) +
+                       "); analyze one step at a time with --step ID ('--step " + kNoStep +
+                       "': the files without a step id)");
+}
+
 }  // namespace
 
-Result<TraceDirListing> list_trace_dir(const std::string& dir) {
+Result<TraceDirListing> list_trace_dir(const std::string& dir,
+                                       const std::optional<std::string>& step) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return Status::error(dir + ": no such directory");
   if (!fs::is_directory(dir, ec)) {
@@ -129,6 +172,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
   struct Opened {
     std::string path;
     std::string job;
+    std::string step;  // "" = none
     int64_t rank;
     int64_t world_size;
   };
@@ -151,7 +195,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
       continue;
     }
     const TraceMeta& meta = reader.value()->meta();
-    opened.push_back({path, meta.job_id, meta.rank, meta.world_size});
+    opened.push_back({path, meta.job_id, meta.step_id, meta.rank, meta.world_size});
   }
   if (!version_errors.empty() && opened.empty()) {
     return Status::error(
@@ -172,6 +216,14 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir) {
     return Status::error(dir + ": traces of more than one job: " + jobs +
                          "; put each job's traces in its own directory");
   }
+  if (!opened.empty()) {
+    std::map<std::string, size_t> by_step;  // step id ("" = none) -> files
+    for (const auto& o : opened) ++by_step[o.step];
+    if (Status s = select_step(dir, by_step, step); !s.ok()) return s;
+    listing.step_id = step ? step_key(*step) : by_step.begin()->first;
+    std::erase_if(opened, [&](const Opened& o) { return o.step != listing.step_id; });
+  }
+
   // The world size most files agree on (the largest among equals); a file that
   // disagrees, or a size no directory of this many files can back, is corrupt.
   std::map<int64_t, size_t> votes;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ringside/config_spec.h"
+
 namespace ringside::trace {
 namespace {
 
@@ -42,6 +44,9 @@ Status validate_meta(const TraceMeta& m, const std::string& path) {
   if (m.simulated != 0 && m.simulated != 1)
     return bad(field("simulated", m.simulated), "is not 0 or 1");
   if (m.job_id.empty()) return bad("job_id", "is empty");
+  // The probe records a Slurm step number or nothing (launcher_identity.cpp).
+  if (m.step_id.size() > 10 || m.step_id.find_first_not_of("0123456789") != std::string::npos)
+    return bad("step_id '" + config::echo(m.step_id) + "'", "is not a step number");
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fresh_file.h"
 #include "hdf5_util.h"
 #include "meta_attributes.h"
 #include "trace_types.h"
@@ -122,6 +123,7 @@ struct TraceWriter::Impl {
   AppendBuffer stats{dataset_spec(kStatsDataset), 1};
   uint64_t flushes = 0;
   int64_t clock_monotonic_ns = 0;  // the file's clock reference
+  int descriptor = -1;             // HDF5's descriptor of the file
   bool closed = false;
   // After a failed HDF5 call the file may be inconsistent; every later call
   // returns the first error instead of touching the file again.
@@ -154,9 +156,15 @@ TraceWriter::~TraceWriter() {
   close();
 }
 
-Status TraceWriter::initialize_library() {
+Result<bool> TraceWriter::initialize_library() {
+  // H5dont_atexit succeeds only before the library's first initialisation.
+  const bool owns_exit = H5dont_atexit() >= 0;
   if (H5open() < 0) return Status::error("initialising the HDF5 library failed");
-  return Status();
+  return owns_exit;
+}
+
+void TraceWriter::close_library() {
+  H5close();
 }
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
@@ -169,13 +177,25 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
     return Status::error("trace writer for " + path + ": deflate_level must be 0..9");
   }
   h5::QuietErrors quiet;
+  // Never H5Fcreate(path): HDF5 would open whatever has that name (following
+  // a symlink planted there) and truncate it.  See fresh_file.h.
+  auto fresh = FreshFile::create(path);
+  if (!fresh.ok()) return fresh.status();
   auto impl = std::make_unique<Impl>(path, options);
 
   // SWMR needs the latest file format (superblock v3).
   h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  impl->file = h5::Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+  impl->file =
+      h5::Handle(H5Fcreate(fresh->open_name().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
   if (!impl->file.valid()) return Status::error(h5::failure("creating trace file", path));
+  int* hdf5_fd = nullptr;
+  if (H5Fget_vfd_handle(impl->file.get(), fapl.get(), reinterpret_cast<void**>(&hdf5_fd)) < 0 ||
+      hdf5_fd == nullptr) {
+    return Status::error(h5::failure("finding the descriptor of trace file", path));
+  }
+  if (Status s = fresh->check_same_file(*hdf5_fd); !s.ok()) return s;
+  impl->descriptor = *hdf5_fd;
 
   TraceMeta m = meta;
   impl->clock_monotonic_ns = meta.clock_monotonic_ns;
@@ -189,6 +209,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (H5Fstart_swmr_write(impl->file.get()) < 0) {
     return Status::error(h5::failure("starting SWMR write", path));
   }
+  // Complete and consistent: only now does the file appear under its name.
+  if (Status s = fresh->publish(); !s.ok()) return s;
   return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(impl)));
 }
 
@@ -265,17 +287,37 @@ const std::string& TraceWriter::path() const {
 uint64_t TraceWriter::flushes() const {
   return impl_->flushes;
 }
+int TraceWriter::descriptor() const {
+  return impl_->descriptor;
+}
+int64_t TraceWriter::objects_open_elsewhere() const {
+  // Not datatypes: counted over all files, that includes transient ones (ours).
+  constexpr unsigned kKinds = H5F_OBJ_FILE | H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_ATTR;
+  const ssize_t all = H5Fget_obj_count(H5F_OBJ_ALL, kKinds);
+  if (all < 0) return -1;
+  if (impl_->closed || !impl_->file.valid()) return all;
+  const ssize_t mine = H5Fget_obj_count(impl_->file.get(), kKinds);
+  return mine < 0 ? -1 : all - mine;
+}
 
-std::string trace_file_name(const std::string& job_id, int64_t rank) {
-  char digits[32];
-  std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(rank));
-  // Job ids come from the environment; keep the file name a single safe component.
-  std::string job = job_id.empty() ? std::string("nojob") : job_id;
-  for (char& c : job) {
+namespace {
+// Ids come from the environment; keep the file name a single safe component.
+std::string name_component(std::string text) {
+  for (char& c : text) {
     const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-';
     if (!safe) c = '_';
   }
+  return text;
+}
+}  // namespace
+
+std::string trace_file_name(const std::string& job_id, int64_t rank, const std::string& step_id) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(rank));
+  std::string job = name_component(job_id.empty() ? std::string("nojob") : job_id);
+  // Slurm's own notation for a step: <job>.<step>.
+  if (!step_id.empty()) job += "." + name_component(step_id);
   return "ringside-" + job + "-r" + digits + ".h5";
 }
 

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <string>
 
+namespace ringside::trace {
+class TraceWriter;
+}
+
 namespace ringside::probe {
 
 struct Runtime;
@@ -20,8 +24,9 @@ void install_lifecycle_handlers(Runtime& rt);
 // Called once HDF5 is initialised, so that our exit handler runs before
 // HDF5's own (atexit handlers run in reverse order).
 void register_exit_flush();
-// Remembers the trace file's descriptors so a forked child can detach from them.
-void remember_trace_file(const std::string& path);
+// Remembers the trace's writer, and HDF5's descriptor of its file so that a
+// forked child can detach from it.  Called with the HDF5 gate held.
+void remember_trace_file(const trace::TraceWriter& writer);
 
 // Completes what can be completed now (final pass at shutdown; completer thread).
 struct CompletionPass {

@@ -6,9 +6,7 @@
 // never receives signals) to flush, waits a bounded time, then hands the
 // signal to what the application had installed: its handler, or the default
 // action re-raised so that the exit status is the one the job would have had.
-#include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +16,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <string>
 
 #include "background.h"
+#include "ringside/trace_writer.h"
 #include "runtime.h"
 
 namespace ringside::probe {
@@ -180,22 +178,64 @@ void on_signal(int sig, siginfo_t* info, void* uctx) {
   chain(sig, info, uctx);
 }
 
-void on_exit_handler() {
-  Runtime* rt = runtime();
-  if (rt == nullptr || getpid() != rt->pid) return;  // a forked child must not touch the file
-  shutdown(*rt, false);
+// Whether this process may run HDF5's exit-time shutdown when the probe owns
+// it (TraceWriter::initialize_library).  The process that started the probe
+// may; a forked child only if fork() held the gate, i.e. no probe thread was
+// inside HDF5 (see on_fork_prepare), and its copies of the trace file's
+// descriptors point at /dev/null.
+std::atomic<bool> g_hdf5_shutdown_safe{true};
+// The trace's writer once created (never destroyed).
+std::atomic<const trace::TraceWriter*> g_trace_writer{nullptr};
+
+// Whether a forked child has HDF5 objects of its own to close at exit.
+// Closing the parent's copy of the trace costs every child tens of
+// milliseconds (compressing its unwritten chunks, into /dev/null) and is of
+// use to nobody.  When HDF5 cannot say, it is closed as HDF5 would have.
+bool child_has_own_hdf5_objects() {
+  const trace::TraceWriter* writer = g_trace_writer.load();
+  if (writer == nullptr) return true;
+  return writer->objects_open_elsewhere() != 0;
 }
 
-// fork() waits until the writer is out of HDF5 (bounded: a writer stuck in
-// I/O must not hang the application's fork).  Without this a child could
-// inherit HDF5's global lock held by the writer, and HDF5's exit handler
-// would deadlock in the child.
+void on_exit_handler() {
+  Runtime* rt = runtime();
+  if (rt == nullptr) return;
+  if (getpid() != rt->pid) {
+    // A forked child never touches the trace.  HDF5's shutdown, which HDF5
+    // left to us, still closes what the child itself opened with HDF5, as it
+    // would have without the probe; unless HDF5's global lock may be held by
+    // the parent's writer, which the child does not have: then it would wait
+    // forever, so the child exits without it.
+    if (rt->owns_hdf5_exit && g_hdf5_shutdown_safe.load() && child_has_own_hdf5_objects())
+      trace::TraceWriter::close_library();
+    return;
+  }
+  shutdown(*rt, false);
+  // Not while the writer may still be inside HDF5 (stuck past the shutdown
+  // timeout): that would hang the exit.
+  if (rt->owns_hdf5_exit && (!rt->writer_started.load() || rt->writer_finished.load()))
+    trace::TraceWriter::close_library();
+}
+
+// A child inherits HDF5's global lock (this HDF5 is thread-safe) held if the
+// writer was inside HDF5 at fork time; the writer does not exist in the
+// child, so any HDF5 call there, HDF5's exit-time shutdown included, would
+// wait forever.  fork() therefore waits until the writer is out of HDF5 and
+// keeps it out while the process is copied (the gate).  The wait is bounded,
+// since a writer stuck in I/O must not hang the application's fork; a child
+// forked without the gate is marked and never enters HDF5 through the probe.
+// That last part cannot help when the application initialised HDF5 before the
+// probe did: HDF5's own exit handler then runs in the child (docs/probe.md).
 constexpr auto kForkGateWait = std::chrono::seconds(5);
 thread_local bool t_fork_holds_gate = false;  // per forking thread: forks may overlap
 
 void on_fork_prepare() {
+  t_fork_holds_gate = false;
   Runtime* rt = runtime();
-  t_fork_holds_gate = rt != nullptr && rt->hdf5_gate.try_lock_for(kForkGateWait);
+  // A forked child has no writer to wait for (its copy of the gate may even
+  // be locked for good): its own children inherit its HDF5 state as it is.
+  if (rt == nullptr || g_state.load() == kStateForkedChild) return;
+  t_fork_holds_gate = rt->hdf5_gate.try_lock_for(kForkGateWait);
 }
 
 void on_fork_parent() {
@@ -204,16 +244,20 @@ void on_fork_parent() {
 }
 
 void on_fork_child() {
+  if (g_state.load() != kStateForkedChild && !t_fork_holds_gate) g_hdf5_shutdown_safe.store(false);
   on_fork_parent();
   g_state.store(kStateForkedChild);
   // The child shares the parent's open trace file.  Point those descriptors
-  // at /dev/null so that nothing in the child (HDF5's own exit handler
+  // at /dev/null so that nothing in the child (HDF5's exit-time shutdown
   // included) can write into the parent's file.
   const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0) return;
+  if (devnull < 0) {
+    g_hdf5_shutdown_safe.store(false);
+    return;
+  }
   for (auto& slot : g_trace_fds) {
     const int fd = slot.load();
-    if (fd >= 0) dup3(devnull, fd, O_CLOEXEC);
+    if (fd >= 0 && dup3(devnull, fd, O_CLOEXEC) < 0) g_hdf5_shutdown_safe.store(false);
   }
   close(devnull);
 }
@@ -255,22 +299,15 @@ void register_exit_flush() {
   if (!once.exchange(true)) atexit(on_exit_handler);
 }
 
-void remember_trace_file(const std::string& path) {
-  char want[PATH_MAX];
-  if (realpath(path.c_str(), want) == nullptr) return;
-  DIR* d = opendir("/proc/self/fd");
-  if (d == nullptr) return;
-  int n = 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string link = std::string("/proc/self/fd/") + e->d_name;
-    char target[PATH_MAX];
-    const ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
-    if (len <= 0) continue;
-    target[len] = '\0';
-    if (strcmp(target, want) == 0 && n < kMaxTraceFds) g_trace_fds[n++].store(atoi(e->d_name));
+void remember_trace_file(const trace::TraceWriter& writer) {
+  g_trace_writer.store(&writer);
+  const int fd = writer.descriptor();
+  for (auto& slot : g_trace_fds) {
+    int empty = -1;
+    if (fd >= 0 && slot.compare_exchange_strong(empty, fd)) return;
   }
-  closedir(d);
+  // A child could not be detached from this file: it must not shut HDF5 down.
+  g_hdf5_shutdown_safe.store(false);
 }
 
 }  // namespace ringside::probe

@@ -76,6 +76,7 @@ void initialize() {
   m.schema_version = trace::kSchemaVersion;
   m.producer = "probe";
   m.job_id = rt->identity.job_id;
+  m.step_id = rt->identity.step_id;
   m.rank = rt->identity.rank;
   m.local_rank = rt->identity.local_rank;
   m.world_size = rt->identity.world_size;
@@ -98,19 +99,21 @@ void initialize() {
     }
   }
 
-  // HDF5 registers its exit handler when it initialises; ours, registered
-  // after, runs first, so a job that exits while the writer is still
-  // creating the file waits for a complete, closed trace.
-  Status hdf5_ready;
+  // Our exit handler closes the trace before HDF5 shuts down: HDF5 either
+  // leaves its shutdown to us (it was not initialised before) or registered
+  // its handler before ours, which then runs first.  So a job that exits
+  // while the writer is still creating the file waits for a complete trace.
+  Result<bool> hdf5_ready = Status::error("not initialised");
   {
     std::lock_guard<std::timed_mutex> in_hdf5(rt->hdf5_gate);
     hdf5_ready = trace::TraceWriter::initialize_library();
   }
-  if (const Status& s = hdf5_ready; !s.ok()) {
-    log_warning("%s; the job continues untraced", s.message().c_str());
+  if (!hdf5_ready.ok()) {
+    log_warning("%s; the job continues untraced", hdf5_ready.message().c_str());
     g_state.store(kStateDisabled, std::memory_order_release);
     return;
   }
+  rt->owns_hdf5_exit = hdf5_ready.value();
   register_exit_flush();
 
   std::string error;
@@ -119,6 +122,7 @@ void initialize() {
     g_state.store(kStateDisabled, std::memory_order_release);
     return;
   }
+  rt->writer_started.store(true, std::memory_order_release);
   if (!start_completer(*rt, error)) {
     log_warning("cannot start the completion thread (%s); device times and the watchdog are off",
                 error.c_str());

@@ -78,15 +78,19 @@ struct Runtime {
   uint32_t init_all_count = 0;
 
   // Held by whoever is inside HDF5 (the writer thread) and by fork() while
-  // it copies the process: a child must never inherit HDF5's global lock
-  // held by a thread it does not have, or its exit handlers deadlock.
+  // it copies the process (bounded wait): a child must not inherit HDF5's
+  // global lock held by a thread it does not have (lifecycle.cpp, fork).
   std::timed_mutex hdf5_gate;
+  // HDF5 registered no exit handler: the probe's exit handler runs HDF5's
+  // shutdown instead, where that cannot hang (lifecycle.cpp).
+  bool owns_hdf5_exit = false;
 
   // Writer coordination; all async-signal-safe.
   Waker writer_wake;
   std::atomic<bool> flush_requested{false};
   std::atomic<bool> close_requested{false};
   std::atomic<uint64_t> flushes_done{0};
+  std::atomic<bool> writer_started{false};
   std::atomic<bool> writer_finished{false};
   std::atomic<bool> stopping{false};           // background threads should exit
   std::atomic<int> helper_threads_running{0};  // completer + samplers

@@ -53,10 +53,9 @@ class TraceSink {
       const int64_t now = now_ns();
       const bool closing = rt_.close_requested.load(std::memory_order_acquire);
       const bool asked = rt_.flush_requested.exchange(false, std::memory_order_acq_rel);
+      if (!writer_ && !failed_ && rt_.first_comm_seen.load(std::memory_order_acquire)) open_file();
       {
         std::lock_guard<std::timed_mutex> in_hdf5(rt_.hdf5_gate);
-        if (!writer_ && !failed_ && rt_.first_comm_seen.load(std::memory_order_acquire))
-          open_file();
         if (writer_) drain();
         if (writer_ && (now >= next_flush || asked || closing)) {
           flush();
@@ -128,14 +127,15 @@ class TraceSink {
                          " (set RINGSIDE_OUTPUT or `ringside run -o` to a writable directory)"));
       return;
     }
-    const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank)).string();
+    const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank, m.step_id)).string();
+    std::lock_guard<std::timed_mutex> in_hdf5(rt_.hdf5_gate);
     auto created = trace::TraceWriter::create(path, m, writer_options());
     if (!created.ok()) {
       fail("creating the trace file", created.status());
       return;
     }
     writer_ = std::move(created.value());
-    remember_trace_file(path);
+    remember_trace_file(*writer_);
     if (rt_.config.dump_config) log_warning("tracing to %s", path.c_str());
   }
 

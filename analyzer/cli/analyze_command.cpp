@@ -14,6 +14,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string dir;
     std::string json;
+    std::string step;
     bool quiet = false;
     bool no_progress = false;
     size_t max_findings = 10;
@@ -28,6 +29,10 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--json", args->json,
       "also write the report as JSON (schema ringside.report/1) to FILE ('-' = stdout)");
+  CLI::Option* step =
+      cmd->add_option("--step", args->step,
+                      "analyze only the traces of this Slurm job step (SLURM_STEP_ID) when the "
+                      "directory holds several; 'none': the files without a step id");
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal summary (use with --json)");
   cmd->add_flag("--no-progress", args->no_progress, "never draw the progress bar");
   cmd->add_option("--max-findings", args->max_findings, "findings shown in the summary")
@@ -45,8 +50,9 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
                   "bandwidth below this fraction of its peers' is slow")
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
-  cmd->callback([args, &exit_code] {
+  cmd->callback([args, step, &exit_code] {
     args->options.progress = !args->no_progress;
+    if (step->count() > 0) args->options.step = args->step;
     auto result = analyze_directory(args->dir, args->options);
     if (!result.ok()) throw InputError(result.message());
     const Report& report = result.value();

@@ -1,4 +1,6 @@
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "watch/watch.h"
@@ -31,11 +33,19 @@ void add_watch_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--json", o->json, "write the final report as JSON to FILE");
   cmd->add_flag("-q,--quiet", o->quiet, "no status line per poll");
+  auto step = std::make_shared<std::string>();
+  CLI::Option* step_opt =
+      cmd->add_option("--step", *step,
+                      "follow only the traces of this Slurm job step (SLURM_STEP_ID) when the "
+                      "directory holds several; 'none': the files without a step id");
   cmd->add_option("--hang-wait", o->analyze.thresholds.hang_min_wait_s,
                   "seconds an op must be outstanding to be a hang")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  cmd->callback([o, &exit_code] { exit_code = watch::run_watch(*o, std::cout, std::cerr); });
+  cmd->callback([o, step, step_opt, &exit_code] {
+    if (step_opt->count() > 0) o->analyze.step = *step;
+    exit_code = watch::run_watch(*o, std::cout, std::cerr);
+  });
 }
 
 }  // namespace ringside::analysis::cli

@@ -108,11 +108,12 @@ bool exclude_unreadable_ranks(TraceSet& set) {
 
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress) {
-  auto listing = trace::list_trace_dir(dir);
+  auto listing = trace::list_trace_dir(dir, options.step);
   if (!listing.ok()) return listing.status();
   TraceSet set;
   set.dir = dir;
   set.job_id = listing->job_id;
+  set.step_id = listing->step_id;
   set.world_size = listing->world_size;
   for (const auto& bad : listing->bad_files) {
     set.warnings.push_back(bad + " (skipped; its rank is analyzed as missing)");

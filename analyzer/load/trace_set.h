@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +79,7 @@ struct CommInfo {
 struct TraceSet {
   std::string dir;
   std::string job_id;
+  std::string step_id;  // Slurm job step, "" if none
   int64_t world_size = 0;
   std::vector<RankInfo> ranks;     // index = global rank
   std::vector<std::string> nodes;  // node names in order of first rank
@@ -105,6 +107,7 @@ struct TraceSet {
 
 struct LoadOptions {
   size_t clock_sample_window = 512;  // ops read at the start of each file for clock alignment
+  std::optional<std::string> step;   // see AnalyzeOptions::step
 };
 
 // Opens every rank file once: metadata, comm tables, events, stats, pending

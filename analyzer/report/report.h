@@ -66,6 +66,7 @@ struct WhatIf {
 
 struct Report {
   std::string job;
+  std::string step;  // Slurm job step of the traces, "" if none
   std::string dir;
   int64_t ranks = 0;
   std::vector<std::string> nodes;

@@ -48,6 +48,7 @@ nlohmann::json report_to_json(const Report& r) {
   nlohmann::json j;
   j["schema"] = kReportSchema;
   j["job"] = r.job;
+  if (!r.step.empty()) j["step"] = r.step;
   j["ranks"] = r.ranks;
   j["nodes"] = r.nodes;
   j["verdict"] = r.verdict;

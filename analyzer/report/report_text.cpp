@@ -62,8 +62,9 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
   std::ostringstream out;
   std::string verdict = r.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  out << "ringside analyze: job " << r.job << ", " << r.ranks << " ranks on " << r.nodes.size()
-      << " node" << (r.nodes.size() == 1 ? "" : "s") << (r.simulated ? " (sim)" : "") << "\n";
+  out << "ringside analyze: job " << r.job << (r.step.empty() ? "" : " step " + r.step) << ", "
+      << r.ranks << " ranks on " << r.nodes.size() << " node" << (r.nodes.size() == 1 ? "" : "s")
+      << (r.simulated ? " (sim)" : "") << "\n";
   out << "verdict: " << verdict;
   if (r.what_if.actual_s > 0 && r.verdict != "hung") {
     out << "  (job " << fmt("%.1f", r.what_if.actual_s) << " s";

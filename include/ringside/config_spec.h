@@ -2,6 +2,7 @@
 // (all errors reported at once), dumping and the docs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -31,6 +32,16 @@ struct OptionSpec {
   double max = -1;
   const char* choices = nullptr;  // kString: "a|b|c" or nullptr for free text
 };
+
+// Text from the environment as messages show it: printable() (control
+// characters and invalid UTF-8 become '?'), and past `max_bytes` cut at a
+// character boundary and ended with "... (N bytes)", so that a huge or binary
+// value can neither flood every rank's log nor drive its terminal.
+inline constexpr size_t kEchoBytes = 80;
+std::string echo(std::string_view text, size_t max_bytes = kEchoBytes);
+
+// Longest value a kString option takes (a path at most PATH_MAX).
+inline constexpr size_t kMaxStringBytes = 4096;
 
 // Strict parsers: the whole string must be consumed, else an error naming it.
 Result<int64_t> parse_int(std::string_view text);

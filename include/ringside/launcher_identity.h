@@ -19,7 +19,7 @@ struct LauncherIdentity {
   std::string rank_source = "none";  // slurm, openmpi, torchrun or none
   std::string job_id;                // "" when nothing names the job
   std::string job_id_source;         // the variable the job id came from, "" if none
-  std::string step_id;               // SLURM_STEP_ID when the job id is Slurm's, else ""
+  std::string step_id;               // SLURM_STEP_ID (a number) when the job id is Slurm's, else ""
   std::string node;                  // node override, SLURMD_NODENAME or the hostname
   std::string hostname;
 };
@@ -35,7 +35,8 @@ struct LauncherIdentityResult {
   LauncherIdentity identity;
   // Launcher variables that were present but unusable, each naming the
   // variable and its value (e.g. "SLURM_PROCID='x1' is not a non-negative
-  // integer"); that launcher's variables were ignored.
+  // integer"); that launcher's variables were ignored, or for SLURM_STEP_ID
+  // only the step.
   std::vector<std::string> problems;
 };
 

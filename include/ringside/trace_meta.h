@@ -10,6 +10,7 @@ namespace ringside::trace {
 
 #define RINGSIDE_META_TYPE_Int int64_t
 #define RINGSIDE_META_TYPE_Str std::string
+#define RINGSIDE_META_TYPE_OptStr std::string
 #define RINGSIDE_DECLARE_META(kind, name, desc) RINGSIDE_META_TYPE_##kind name{};
 
 struct TraceMeta {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,15 +61,23 @@ struct TraceDirEntry {
 
 struct TraceDirListing {
   std::string job_id;
+  std::string step_id;  // Slurm job step of the listed files; "" for none or unknown
   int64_t world_size = 0;
   std::vector<TraceDirEntry> files;    // readable rank files, sorted by rank
   std::vector<int64_t> missing_ranks;  // ranks 0..world_size-1 with no file
   std::vector<std::string> bad_files;  // "path: reason" for files that could not be opened
 };
 
+// What `--step` takes to select the files that have no step id (written
+// outside a Slurm job step, or before step ids were recorded).
+inline constexpr const char* kNoStep = "none";
+
 // Lists and opens the headers of every trace in `dir`.  Errors: not a
 // directory, no trace files, files of more than one job (names the jobs),
-// schema versions it cannot read.  Unreadable single files go to bad_files.
-Result<TraceDirListing> list_trace_dir(const std::string& dir);
+// files of more than one Slurm job step when `step` is not given (names the
+// steps), a `step` that has no files, schema versions it cannot read.
+// Unreadable single files go to bad_files.  `step`: a step id, or kNoStep.
+Result<TraceDirListing> list_trace_dir(const std::string& dir,
+                                       const std::optional<std::string>& step = std::nullopt);
 
 }  // namespace ringside::trace

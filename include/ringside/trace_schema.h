@@ -95,11 +95,13 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
   X(uint64_t, flush_index, "", "flush this snapshot belongs to") \
   RINGSIDE_OP_FIELDS(X)
 
-// File attributes. X(kind, name, description); kind is Int or Str.
+// File attributes. X(kind, name, description); kind is Int, Str, or OptStr: a
+// string added after version 1 was first written, read as "" when absent.
 #define RINGSIDE_META_FIELDS(X)                                                           \
   X(Int, schema_version, "trace format version (this document: 1)")                       \
   X(Str, producer, "what wrote the file: probe, nccl_bench or synth")                     \
   X(Str, job_id, "job id (SLURM_JOB_ID or generated)")                                    \
+  X(OptStr, step_id, "Slurm job step (SLURM_STEP_ID); empty: none or unknown")            \
   X(Int, rank, "global rank")                                                             \
   X(Int, local_rank, "rank within the node")                                              \
   X(Int, world_size, "number of ranks in the job")                                        \

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,12 +26,21 @@ struct WriterOptions {
 
 class TraceWriter {
  public:
-  // Initialises the HDF5 library now rather than at the first create().  An
-  // exit handler registered after this returns runs before HDF5's own one.
-  static Status initialize_library();
+  // Initialises the HDF5 library now rather than at the first create().  If
+  // nothing in the process initialised HDF5 before, HDF5 is asked to register
+  // no exit handler of its own and the result is true: the caller then owns
+  // HDF5's exit-time shutdown and calls close_library() when that is safe (a
+  // forked child that inherited HDF5's global lock held by a thread it does
+  // not have would wait for it forever).  False: HDF5 closes itself at exit,
+  // after any exit handler registered from now on.
+  static Result<bool> initialize_library();
+  // Closes every HDF5 object and shuts the library down (H5close).
+  static void close_library();
 
-  // Creates (truncates) `path` and writes the metadata attributes.  The file is
-  // in SWMR-write mode when this returns.
+  // Creates `path` and writes the metadata attributes.  The file is built
+  // under a hidden name in the same directory and renamed to `path` once
+  // complete, replacing whatever had that name (a symlink there is replaced,
+  // its target never touched).  The file is in SWMR-write mode when this returns.
   static Result<std::unique_ptr<TraceWriter>> create(const std::string& path, const TraceMeta& meta,
                                                      const WriterOptions& options = {});
   ~TraceWriter();
@@ -52,6 +62,12 @@ class TraceWriter {
 
   const std::string& path() const;
   uint64_t flushes() const;
+  // HDF5's descriptor of the file (a process that forks can detach its
+  // children from it).
+  int descriptor() const;
+  // HDF5 objects (files, datasets, groups, attributes) open in this process
+  // outside this writer's file; -1 if HDF5 cannot say.
+  int64_t objects_open_elsewhere() const;
 
   struct Impl;
 
@@ -60,7 +76,9 @@ class TraceWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// "<dir>/ringside-<job>-r<rank, 6 digits>.h5"
-std::string trace_file_name(const std::string& job_id, int64_t rank);
+// "ringside-<job>-r<rank, 6 digits>.h5", or "ringside-<job>.<step>-r<rank>.h5"
+// for a Slurm job step.  Characters outside [A-Za-z0-9._-] become '_'.
+std::string trace_file_name(const std::string& job_id, int64_t rank,
+                            const std::string& step_id = "");
 
 }  // namespace ringside::trace

@@ -185,6 +185,8 @@ class Cluster {
 // Parses a cluster file's text; `source` names it in error messages.
 // Identity (my node) is resolved from the environment as cluster() would.
 Result<Cluster> parse_cluster(std::string_view json_text, const std::string& source);
+// Refuses anything but a regular file of at most kMaxClusterFileBytes.
+inline constexpr size_t kMaxClusterFileBytes = size_t{16} << 20;
 Result<Cluster> load_cluster_file(const std::string& path);
 // Sets my node and global rank from the environment (used by the loaders above).
 Result<Cluster> resolve_identity(Cluster c);

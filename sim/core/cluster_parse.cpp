@@ -1,7 +1,12 @@
 // Cluster file (JSON) -> Cluster. Strict: unknown keys, wrong types and out-of-range
 // values are errors naming the file and the key path (e.g. faults.slow_gpu[1].factor).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
-#include <fstream>
+#include <cstring>
 #include <initializer_list>
 #include <sstream>
 #include <stdexcept>
@@ -446,12 +451,64 @@ Result<Cluster> parse_cluster(std::string_view json_text, const std::string& sou
   return resolve_identity(std::move(c));
 }
 
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The whole file, refusing what is not a plain file of sane size: /dev/zero
+// or a FIFO would otherwise be read without end.
+Result<std::string> read_cluster_text(const std::string& path) {
+  const std::string what = "cluster file " + path + " (RINGSIM_CLUSTER): ";
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::error(what + "cannot be opened: " + std::strerror(errno));
+  std::string text;
+  struct stat st {};
+  std::string problem;
+  if (fstat(fd, &st) != 0) {
+    problem = std::string("cannot be examined: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = std::string("is ") + file_kind(st.st_mode) + ", not a regular file";
+  } else if (st.st_size > static_cast<off_t>(kMaxClusterFileBytes)) {
+    problem = "is " + std::to_string(st.st_size) + " bytes; a cluster file is at most " +
+              std::to_string(kMaxClusterFileBytes) + " bytes";
+  } else {
+    // Never more than one byte past the limit, even if the file grows while read.
+    char buf[64 * 1024];
+    text.reserve(static_cast<size_t>(st.st_size));
+    while (text.size() <= kMaxClusterFileBytes) {
+      const size_t room = kMaxClusterFileBytes + 1 - text.size();
+      const ssize_t n = read(fd, buf, room < sizeof buf ? room : sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = std::string("cannot be read: ") + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    if (problem.empty() && text.size() > kMaxClusterFileBytes)
+      problem = "grew past " + std::to_string(kMaxClusterFileBytes) + " bytes while being read";
+  }
+  close(fd);
+  if (!problem.empty())
+    return Status::error(what + problem + "; give the path of a JSON cluster file (docs/sim.md)");
+  return text;
+}
+
+}  // namespace
+
 Result<Cluster> load_cluster_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::error("cluster file " + path + " (RINGSIM_CLUSTER): cannot be opened");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return parse_cluster(os.str(), path);
+  auto text = read_cluster_text(path);
+  if (!text.ok()) return text.status();
+  return parse_cluster(text.value(), path);
 }
 
 }  // namespace ringside::sim

@@ -11,6 +11,7 @@
 
 #include "launcher.h"
 #include "process_util.h"
+#include "ringside/trace_writer.h"
 #include "trace_helpers.h"
 
 namespace ringside::probe::testing {
@@ -169,13 +170,14 @@ TEST(ProbeSafety, UnwritableDirectoryWarnsAndTheJobRunsUntraced) {
 }
 
 // Many forks, from several threads at once, while the writer flushes all the
-// time: a child forked while the writer was inside HDF5 used to deadlock in
-// HDF5's exit handler, and the parent waited for it forever.
+// time: every child exits, the parent's trace has all its ops and nothing of
+// the children.  (The deadlock a child forked while the writer is inside HDF5
+// would hit is made certain, not left to chance, by the next test.)
 TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("fork");
   constexpr int kOps = 5;
-  constexpr int kForks = 100;  // rounds
+  constexpr int kForks = 50;   // rounds
   constexpr int kThreads = 4;  // forking at once in each round
   const std::vector<std::string> argv{Paths::simrun(),
                                       "-n",
@@ -188,11 +190,13 @@ TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
                                       std::to_string(kOps),
                                       std::to_string(kForks),
                                       std::to_string(kThreads)};
-  const Exit plain = run(argv, {Paths::sim_env()}, 60);
+  // Generous limits: 400 forks take a while on a loaded machine.
+  const Exit plain = run(argv, {Paths::sim_env()}, 120);
   const Exit probed =
-      run(argv, probe_env(dir, {"RINGSIDE_FLUSH_INTERVAL=0.05", "RINGSIDE_SAMPLE_HZ=10"}), 60);
+      run(argv, probe_env(dir, {"RINGSIDE_FLUSH_INTERVAL=0.05", "RINGSIDE_SAMPLE_HZ=10"}), 120);
   ASSERT_EQ(plain.status, 0) << plain.err;
-  ASSERT_EQ(probed.status, 0) << "a child or the job hung (-1 = killed after 60 s): " << probed.err;
+  ASSERT_EQ(probed.status, 0) << "a child or the job hung (-1 = killed after 120 s): "
+                              << probed.err;
   EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out)) << "every child exited 0";
   EXPECT_NE(probed.out.find("r0 children_failed rc=0 sum=0.000"), std::string::npos) << probed.out;
   const auto traces = load_traces(dir);
@@ -202,6 +206,140 @@ TEST(ProbeSafety, ForkedChildrenExitAndLeaveTheParentsTraceIntact) {
         << "ops before and after the forks, nothing from the children";
     EXPECT_TRUE(t.has_event(EventKind::kShutdown)) << "the parent closed its file normally";
   }
+  std::filesystem::remove_all(dir);
+}
+
+// The writer inside HDF5 (holding HDF5's global lock) for longer than fork()
+// waits for it, as a writer stuck in slow I/O would be: the children inherit
+// the lock held by a thread they do not have.  They must exit (their exit
+// handlers run) without entering HDF5, and the parent's trace is complete.
+TEST(ProbeSafety, ChildrenForkedWhileTheWriterIsStuckInHdf5Exit) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("forkstuck");
+  constexpr int kOps = 5;
+  constexpr int kForks = 2;
+  const Exit e =
+      run({Paths::app(), "fork_writer_stuck", std::to_string(kOps), std::to_string(kForks)},
+          single_rank_env(dir, ringside::sim::find_free_port()), 240);
+  ASSERT_EQ(e.status, 0) << e.err;
+  ASSERT_NE(e.out.find("r0 writer_held rc=0 sum=1.000"), std::string::npos)
+      << "the writer never wrote:\n"
+      << e.out;
+  EXPECT_NE(e.out.find("r0 children_stuck rc=0 sum=0.000"), std::string::npos)
+      << "a child hung in HDF5 at exit:\n"
+      << e.out;
+  EXPECT_NE(e.out.find("r0 children_failed rc=0 sum=0.000"), std::string::npos) << e.out;
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_EQ(traces[0].ops.size(), static_cast<size_t>(2 * kOps));
+  EXPECT_TRUE(traces[0].has_event(EventKind::kShutdown)) << "the parent closed its file normally";
+  std::filesystem::remove_all(dir);
+}
+
+// The probe takes over HDF5's exit-time shutdown when it initialises HDF5
+// first; a child's own HDF5 file, left open at exit, is still closed then,
+// as without the probe.
+TEST(ProbeSafety, ForkedChildsOwnHdf5FileIsClosedAtExit) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("forkh5");
+  const std::string plain_file = dir + "/plain-child.h5";
+  const std::string probed_file = dir + "/probed-child.h5";
+  const Exit plain =
+      run({Paths::app(), "fork_child_hdf5", "5", plain_file},
+          {Paths::sim_env(), "RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0",
+           "NCCL_COMM_ID=127.0.0.1:" + std::to_string(ringside::sim::find_free_port())},
+          120);
+  const Exit probed = run({Paths::app(), "fork_child_hdf5", "5", probed_file},
+                          single_rank_env(dir + "/traces", ringside::sim::find_free_port()), 120);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(probed.status, 0) << probed.err;
+  EXPECT_NE(plain.out.find("r0 child_file rc=0 sum=10.000"), std::string::npos) << plain.out;
+  EXPECT_EQ(probed.out, plain.out);
+  EXPECT_EQ(load_traces(dir + "/traces").size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// Trace names are predictable: anyone who can write to the output directory
+// can plant a symlink there.  Its target is never written; the trace takes
+// the name instead.
+TEST(ProbeSafety, SymlinkPlantedAtTheTraceNameIsNeverFollowed) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string base = make_temp_dir("plant");
+  const std::string dir = base + "/traces";
+  std::filesystem::create_directory(dir);
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  for (int r = 0; r < 2; ++r) {
+    const std::string victim = base + "/victim" + std::to_string(r);
+    std::ofstream(victim) << "precious " << r;
+    std::filesystem::create_symlink(victim, dir + "/" + trace::trace_file_name("safety", r));
+  }
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir));
+  EXPECT_EQ(probed.status, plain.status) << probed.err;
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(read_file(base + "/victim" + std::to_string(r)), "precious " + std::to_string(r))
+        << "the probe wrote through a planted symlink";
+    const std::string trace_path = dir + "/" + trace::trace_file_name("safety", r);
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(trace_path)));
+  }
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << probed.err;
+  for (const auto& t : traces) EXPECT_FALSE(t.ops.empty()) << t.path;
+  std::filesystem::remove_all(base);
+}
+
+// Slurm job steps of one job: each step's ranks get their own files (the
+// step is in the name and an attribute), and analyze refuses to mix them.
+TEST(ProbeSafety, JobStepsKeepTheirOwnTracesAndAnalyzeRefusesToMixThem) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  RINGSIDE_REQUIRE_FILE(Paths::ringside());
+  const std::string dir = make_temp_dir("steps");
+  for (const char* step : {"0", "1"}) {
+    const Exit e =
+        run({Paths::app(), "ops"},
+            {Paths::sim_env(), "LD_PRELOAD=" + Paths::probe(), "RINGSIDE_OUTPUT=" + dir,
+             "SLURM_JOB_ID=4242", std::string("SLURM_STEP_ID=") + step, "SLURM_PROCID=0",
+             "SLURM_NTASKS=1", "SLURM_LOCALID=0", "RANK=0", "WORLD_SIZE=1",
+             "NCCL_COMM_ID=127.0.0.1:" + std::to_string(ringside::sim::find_free_port())});
+    ASSERT_EQ(e.status, 0) << e.err;
+  }
+  const auto traces = load_traces(dir);
+  ASSERT_EQ(traces.size(), 2u) << "step 1 overwrote step 0";
+  EXPECT_EQ(traces[0].path, dir + "/ringside-4242.0-r000000.h5");
+  EXPECT_EQ(traces[0].meta.step_id, "0");
+  EXPECT_EQ(traces[1].meta.step_id, "1");
+
+  const Exit mixed = run({Paths::ringside(), "analyze", "--no-progress", dir}, {});
+  EXPECT_EQ(mixed.status, 2) << mixed.out << mixed.err;
+  EXPECT_NE(mixed.err.find("step 0: 1 file, step 1: 1 file"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("--step"), std::string::npos) << mixed.err;
+
+  const Exit one =
+      run({Paths::ringside(), "analyze", "--no-progress", "--step", "1", "--json", "-", dir}, {});
+  EXPECT_TRUE(one.status == 0 || one.status == 1) << "analyzed (exit 0 or 1): " << one.err;
+  EXPECT_NE(one.out.find("\"step\": \"1\""), std::string::npos) << one.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Every rank echoes configuration errors: a huge or binary value must not
+// flood the job's log.
+TEST(ProbeSafety, HugeBadValueIsEchoedShortened) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  const std::string dir = make_temp_dir("hugeenv");
+  const std::vector<std::string> argv{Paths::simrun(), "-n", "2", "--nodes", "1", "--",
+                                      Paths::app(),    "ops"};
+  const std::string huge = std::string(100000, '9') + "\x1b[2J";
+  const Exit plain = run(argv, {Paths::sim_env()});
+  const Exit probed = run(argv, probe_env(dir, {"RINGSIDE_RING_SIZE=" + huge}));
+  EXPECT_EQ(probed.status, plain.status) << probed.err.substr(0, 2000);
+  EXPECT_EQ(sorted_lines(probed.out), sorted_lines(plain.out));
+  EXPECT_LT(probed.err.size(), 4000u) << probed.err.substr(0, 2000);
+  EXPECT_NE(probed.err.find("RINGSIDE_RING_SIZE=999"), std::string::npos) << probed.err;
+  EXPECT_NE(probed.err.find("(100004 bytes)"), std::string::npos) << probed.err;
+  EXPECT_EQ(probed.err.find('\x1b'), std::string::npos) << "control characters reached stderr";
+  EXPECT_EQ(load_traces(dir).size(), 2u) << "traced on the default ring size";
   std::filesystem::remove_all(dir);
 }
 

@@ -13,11 +13,23 @@
 //   probe_test_app threads T K    T threads, each K all-reduces on its own split comm
 //   probe_test_app fork K [F [T]] K ops, then F times: fork from T threads at once (each child
 //                                 exits at once), K ops
+//   probe_test_app crash K SIG    K ops, then the process dies of signal SIG
+//   probe_test_app fork_writer_stuck K F
+//                                 K ops; F forks while the probe's writer is held inside HDF5
+//                                 (each child exits through exit()); K ops
+//   probe_test_app fork_child_hdf5 K PATH
+//                                 K ops; a child writes PATH with HDF5 and exits without
+//                                 closing it; the parent reads it back; K ops
 #include <cuda_runtime.h>
+#include <hdf5.h>
 #include <nccl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -394,13 +406,126 @@ int mode_fork(ncclComm_t comm, int ops, int forks, int threads) {
   return 0;
 }
 
+// A child that has not exited after this long is stuck (it never will).
+constexpr auto kChildPatience = std::chrono::seconds(30);
+
+// Waits for `child` (bounded); kills it if stuck.  0 = exited 0, 1 = failed, 2 = stuck.
+int reap(pid_t child) {
+  const auto deadline = std::chrono::steady_clock::now() + kChildPatience;
+  int status = 0;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      return 2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// The probe's writer thread held inside HDF5, as a writer stuck in slow I/O
+// would be: pwrite() below comes first for every library in the process, and
+// HDF5 writes through it with its global lock held.  0 off, 1 armed, 2 writer
+// held, 3 released.
+std::atomic<int> g_writer_trap{0};
+
+// K ops; then the probe's writer is held inside HDF5 while F children are
+// forked and exit through exit() (exit handlers run); K ops.  A child that
+// enters HDF5 would wait forever for the lock the writer holds.
+int mode_fork_writer_stuck(ncclComm_t comm, int ops, int forks) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(64);
+  b.fill(s);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  cudaStreamSynchronize(s);
+  std::fflush(stdout);
+  g_writer_trap.store(1);
+  // The writer writes at its next flush; without the probe nothing is caught.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (g_writer_trap.load() != 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool held = g_writer_trap.load() == 2;
+  int failed = 0;
+  int stuck = 0;
+  for (int f = 0; held && f < forks; ++f) {
+    const pid_t child = fork();
+    if (child == 0) std::exit(0);
+    const int r = reap(child);
+    failed += r == 1;
+    stuck += r == 2;
+  }
+  g_writer_trap.store(3);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  report("writer_held", ncclSuccess, held ? 1 : 0);
+  report("children_failed", ncclSuccess, failed);
+  report("children_stuck", ncclSuccess, stuck);
+  report("after_fork", ncclSuccess, b.sum(s, 64));
+  return 0;
+}
+
+// K ops; then a child writes an HDF5 file of its own and exits through exit()
+// without closing it: HDF5's exit-time shutdown closes it, probe or not.  The
+// parent reads the file back.
+int mode_fork_child_hdf5(ncclComm_t comm, int ops, const char* path) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  Buffers b(64);
+  b.fill(s);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  cudaStreamSynchronize(s);
+  std::fflush(stdout);
+  const int values[4] = {1, 2, 3, 4};
+  const pid_t child = fork();
+  if (child == 0) {
+    const hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[1] = {4};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t data =
+        H5Dcreate2(file, "values", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const bool ok = file >= 0 && data >= 0 &&
+                    H5Dwrite(data, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0;
+    std::exit(ok ? 0 : 5);  // nothing closed
+  }
+  const int r = reap(child);
+  double sum = -1;
+  const hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t data = file >= 0 ? H5Dopen2(file, "values", H5P_DEFAULT) : -1;
+  int read_back[4] = {0, 0, 0, 0};
+  if (data >= 0 && H5Dread(data, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, read_back) >= 0)
+    sum = read_back[0] + read_back[1] + read_back[2] + read_back[3];
+  if (data >= 0) H5Dclose(data);
+  if (file >= 0) H5Fclose(file);
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  report("child_exit", ncclSuccess, r);
+  report("child_file", ncclSuccess, sum);
+  report("after_fork", ncclSuccess, b.sum(s, 64));
+  return 0;
+}
+
 }  // namespace
+
+// Only the probe's writer thread is ever held (mode_fork_writer_stuck); every
+// other call, and every call when the trap is off, writes at once.
+extern "C" ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
+  const int trap = g_writer_trap.load();
+  if (trap == 1 || trap == 2) {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    if (std::strcmp(name, "ringside-writer") == 0) {
+      g_writer_trap.store(2);
+      while (g_writer_trap.load() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return static_cast<ssize_t>(syscall(SYS_pwrite64, fd, buf, count, offset));
+}
 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork "
-                 "K [F [T]]|crash K SIG\n");
+                 "K [F [T]]|crash K SIG|fork_writer_stuck K F|fork_child_hdf5 K PATH\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -425,6 +550,10 @@ int main(int argc, char** argv) {
     rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
   else if (mode == "crash")
     rc = mode_crash(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, SIGABRT)));
+  else if (mode == "fork_writer_stuck")
+    rc = mode_fork_writer_stuck(comm, static_cast<int>(arg(2, 5)), static_cast<int>(arg(3, 2)));
+  else if (mode == "fork_child_hdf5" && argc > 3)
+    rc = mode_fork_child_hdf5(comm, static_cast<int>(arg(2, 5)), argv[3]);
   else if (mode == "fork")
     rc = mode_fork(comm, static_cast<int>(arg(2, 10)), static_cast<int>(arg(3, 1)),
                    static_cast<int>(arg(4, 1)));

@@ -28,6 +28,19 @@ TEST(Identity, ProblemsAreWarningsAndTheJobRunsOn) {
   EXPECT_EQ(r.identity.job_id, "7");
 }
 
+TEST(Identity, BadStepIdLosesOnlyTheStep) {
+  auto r = resolve({{"SLURM_PROCID", "1"},
+                    {"SLURM_NTASKS", "4"},
+                    {"SLURM_JOB_ID", "7"},
+                    {"SLURM_STEP_ID", "1;x"}});
+  EXPECT_EQ(r.identity.rank, 1);
+  EXPECT_EQ(r.identity.step_id, "");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings.front(),
+            "SLURM_STEP_ID='1;x' is not a Slurm step number (0..4294967295); the trace is named "
+            "without a step");
+}
+
 TEST(Identity, MissingJobIdIsLocalWithAWarning) {
   auto none = resolve({});
   EXPECT_EQ(none.identity.job_id, "local");

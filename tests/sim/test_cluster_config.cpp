@@ -1,7 +1,13 @@
 // The cluster model: defaults, parsing, strict errors, links and fault lookups.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
 
 #include "cluster.h"
 #include "nvml_bits.h"
@@ -175,6 +181,60 @@ TEST_F(ClusterTest, MissingFileIsAnError) {
   auto r = load_cluster_file("/nonexistent/cluster.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("/nonexistent/cluster.json"), std::string::npos);
+}
+
+// A name for mkstemp/mkdtemp in the temporary directory.
+std::string temp_template() {
+  return (std::filesystem::temp_directory_path() / "ringsim-cluster-XXXXXX").string();
+}
+
+// /dev/zero used to be read until memory ran out; a FIFO would block the open.
+TEST_F(ClusterTest, NonRegularFilesAreRefusedWithoutReadingThem) {
+  std::string dir_template = temp_template();
+  ASSERT_NE(mkdtemp(dir_template.data()), nullptr);
+  const std::string dir = dir_template;
+  const std::string fifo = dir + "/cluster.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "a character device"}, {fifo, "a FIFO"}, {dir, "a directory"}};
+  for (const auto& [path, kind] : cases) {
+    auto r = load_cluster_file(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_NE(r.message().find(path), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find(kind + ", not a regular file"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("RINGSIM_CLUSTER"), std::string::npos) << r.message();
+  }
+  unlink(fifo.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_F(ClusterTest, OversizedFileIsRefused) {
+  std::string path_template = temp_template();
+  const int fd = mkstemp(path_template.data());
+  ASSERT_GE(fd, 0);
+  // Sparse: no disk space used.
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kMaxClusterFileBytes) + 1), 0);
+  close(fd);
+  auto r = load_cluster_file(path_template);
+  unlink(path_template.c_str());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("at most " + std::to_string(kMaxClusterFileBytes) + " bytes"),
+            std::string::npos)
+      << r.message();
+}
+
+TEST_F(ClusterTest, FileAtTheSizeLimitIsRead) {
+  std::string path_template = temp_template();
+  const int fd = mkstemp(path_template.data());
+  ASSERT_GE(fd, 0);
+  std::string text = R"({"nodes": 2})";
+  text.resize(kMaxClusterFileBytes, ' ');  // JSON allows trailing whitespace
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto r = load_cluster_file(path_template);
+  unlink(path_template.c_str());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->nodes().size(), 2u);
 }
 
 }  // namespace

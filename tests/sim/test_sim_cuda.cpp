@@ -57,6 +57,15 @@ TEST(SimCuda, BadClusterFileStopsTheProgramWithAClearMessage) {
   EXPECT_NE(r.out.find("faults.slow_gpu.factr"), std::string::npos) << r.out;
 }
 
+// /dev/zero used to be read until memory ran out and the program aborted.
+TEST(SimCuda, ClusterFileThatIsADeviceStopsTheProgramWithAClearMessage) {
+  auto r = run_command(sim_env() + "RINGSIM_CLUSTER=/dev/zero " + kCheck + " hostfunc_ms 1 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/dev/zero (RINGSIM_CLUSTER): is a character device, not a regular file"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(SimCuda, DeviceCountFollowsTheClusterFile) {
   std::string cluster = write_temp("two_gpus", R"({"nodes": [{"name": "small", "gpus": 2}]})");
   auto r = run_command(sim_env() + "RINGSIM_NODE=small RINGSIM_CLUSTER=" + cluster + " " + kCheck +

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "ringside/config_spec.h"
@@ -86,6 +87,64 @@ TEST(ConfigEnv, AllErrorsReportedAtOnceAndDefaultsKept) {
   EXPECT_NE(all.find("T_WAIT=abc"), std::string::npos) << all;
   EXPECT_EQ(r.values.get_int("T_HZ"), 2);
   EXPECT_EQ(r.values.get_string("T_MODE"), "a");
+}
+
+TEST(ConfigEcho, ShortValuesAreShownAsTheyAre) {
+  EXPECT_EQ(echo("12abc"), "12abc");
+  EXPECT_EQ(echo(""), "");
+  EXPECT_EQ(echo(std::string(kEchoBytes, 'x')), std::string(kEchoBytes, 'x'));
+}
+
+TEST(ConfigEcho, LongValuesAreCutAndSayHowLongTheyWere) {
+  const std::string huge(100000, '7');
+  EXPECT_EQ(echo(huge), std::string(kEchoBytes, '7') + "... (100000 bytes)");
+  // Never half a UTF-8 character: "é" is two bytes, the cut falls inside the last one.
+  std::string accents;
+  while (accents.size() < kEchoBytes + 10) accents += "\xc3\xa9";
+  const std::string shown = echo("x" + accents);
+  EXPECT_EQ(shown.substr(0, kEchoBytes - 1), ("x" + accents).substr(0, kEchoBytes - 1));
+  EXPECT_EQ(shown.substr(kEchoBytes - 1, 4), "... ") << shown;
+}
+
+TEST(ConfigEcho, ControlCharactersAreNeutralised) {
+  EXPECT_EQ(echo("a\nb\x1b[31mc\x7f\td"), "a?b?[31mc??d");
+}
+
+// Every rank prints these errors: a 100 KB value must not flood the job's log.
+TEST(ConfigEnv, HugeAndBinaryValuesAreEchoedBounded) {
+  std::string hz = "T_HZ=" + std::string(100000, '9') + "\n\x1b]0;pwned\x07";
+  std::string name = "T_" + std::string(50000, 'Z') + "=1";
+  std::string mode = "T_MODE=" + std::string(100000, 'q');
+  std::vector<char*> env = {hz.data(), name.data(), mode.data(), nullptr};
+  ParseResult r = parse_env(kSpecs, "T_", env.data());
+  ASSERT_EQ(r.errors.size(), 3u);
+  for (const std::string& e : r.errors) {
+    EXPECT_LT(e.size(), 600u) << e.substr(0, 600);
+    for (char c : e) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << e;
+  }
+  std::string all;
+  for (auto& e : r.errors) all += e + "\n";
+  EXPECT_NE(all.find("T_HZ=999"), std::string::npos) << all;
+  EXPECT_NE(all.find("(100011 bytes)"), std::string::npos) << all;
+  EXPECT_NE(all.find("(50002 bytes) is not a known variable"), std::string::npos) << all;
+  EXPECT_NE(all.find("T_MODE=qqq"), std::string::npos) << all;
+  EXPECT_NE(all.find("(100000 bytes)"), std::string::npos) << all;
+}
+
+TEST(ConfigEnv, FreeTextHasALengthLimit) {
+  std::string at_limit = "T_OUT=" + std::string(kMaxStringBytes, 'd');
+  std::string over = "T_OUT=" + std::string(kMaxStringBytes + 1, 'd');
+  std::vector<char*> ok_env = {at_limit.data(), nullptr};
+  ParseResult ok = parse_env(kSpecs, "T_", ok_env.data());
+  EXPECT_TRUE(ok.errors.empty());
+  EXPECT_EQ(ok.values.get_string("T_OUT").size(), kMaxStringBytes);
+  std::vector<char*> bad_env = {over.data(), nullptr};
+  ParseResult bad = parse_env(kSpecs, "T_", bad_env.data());
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(bad.errors[0].find("(4097 bytes): longer than 4096 bytes; using the default traces"),
+            std::string::npos)
+      << bad.errors[0];
+  EXPECT_EQ(bad.values.get_string("T_OUT"), "traces");
 }
 
 TEST(ConfigEnv, DumpJsonAndMarkdownListEveryOption) {

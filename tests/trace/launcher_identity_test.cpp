@@ -106,6 +106,20 @@ TEST(LauncherIdentity, OverridesAndFallbacks) {
   EXPECT_TRUE(none.problems.empty());
   auto step = resolve({{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "3"}});
   EXPECT_EQ(step.identity.step_id, "3");
+  EXPECT_TRUE(step.problems.empty());
+}
+
+// The step id goes into file names: anything but a step number is named and not used.
+TEST(LauncherIdentity, MalformedStepIdIsAProblemAndNotUsed) {
+  for (const char* bad : {"x1", "-1", "4294967296", "1.5", "../0"}) {
+    auto r = resolve({{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", bad}});
+    EXPECT_EQ(r.identity.step_id, "") << bad;
+    ASSERT_EQ(r.problems.size(), 1u) << bad;
+    EXPECT_NE(r.problems[0].find(std::string("SLURM_STEP_ID='") + bad + "'"), std::string::npos)
+        << r.problems[0];
+  }
+  auto top = resolve({{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "4294967291"}});
+  EXPECT_EQ(top.identity.step_id, "4294967291") << "Slurm's special steps are numbers too";
 }
 
 }  // namespace
