@@ -14,10 +14,13 @@ TEST(SafeText, ControlCharactersAndBrokenUtf8BecomeQuestionMarks) {
   EXPECT_EQ(printable("gr\xc3\xbc\xc3\x9f"), "gr\xc3\xbc\xc3\x9f");  // valid UTF-8 stays
   EXPECT_EQ(printable("\xc2\x9b"
                       "31m"),
-            "??31m");                                  // C1 CSI
-  EXPECT_EQ(printable("\xff\xc3(\xe2\x82"), "?" "?(" "??");  // invalid, truncated
-  EXPECT_EQ(printable("\xc0\xaf"), "??");              // overlong '/'
-  EXPECT_EQ(printable("\xed\xa0\x80"), "???");         // surrogate
+            "??31m");  // C1 CSI
+  EXPECT_EQ(printable("\xff\xc3(\xe2\x82"),
+            "?"
+            "?("
+            "??");                              // invalid, truncated
+  EXPECT_EQ(printable("\xc0\xaf"), "??");       // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "???");  // surrogate
   EXPECT_EQ(printable(std::string("a\0b", 3)), "a?b");
 }
 
