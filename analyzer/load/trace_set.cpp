@@ -307,7 +307,9 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
   for (auto& ci : set.comms) {
     if (ci.nranks == set.world_size && ci.parent == 0) {
       for (size_t i = 0; i < ci.members.size(); ++i) {
-        if (ci.members[i] < 0) ci.members[i] = static_cast<int64_t>(i);
+        // Only for ranks without a file: one with a file says where it is.
+        if (ci.members[i] < 0 && i < set.ranks.size() && !set.ranks[i].has_file)
+          ci.members[i] = static_cast<int64_t>(i);
       }
       ci.label = "world";
     }

@@ -94,6 +94,17 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
                                 v.message() + " (corrupt file)");
         return false;
       }
+      // An op on a communicator the rank's own comm table does not place it in:
+      // the table or the op is damaged, and which one cannot be told.
+      if (auto it = set_.comm_index.find(op.comm_id);
+          it == set_.comm_index.end() ||
+          set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) < 0) {
+        invalid = Status::error(rank.path + ": /ops row " + std::to_string(index) + " is on comm " +
+                                std::to_string(op.comm_id) +
+                                ", which the file's comm table does not list for this rank "
+                                "(corrupt file)");
+        return false;
+      }
       add_op(rank, prog, op, prev_end, false);
       ++index;
     }
