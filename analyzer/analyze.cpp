@@ -68,7 +68,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   GroupTable& table = *matched;
   table.finalize();
   infer_comm_roles(set, table);
-  RankStatsPass stats(table);
+  RankStatsPass stats(table, options.thresholds.late_margin);
   for_each_rank_file(set, progress, "measuring lateness",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
                        return stats.add_rank(ri, r, options.batch);
@@ -118,6 +118,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                    {"mean_gap_ms", l.mean_gap() / 1e6},
                    {"t", l.t_stat()},
                    {"positive_fraction", l.positive_fraction()},
+                   {"late_ops", l.above},
+                   {"not_late_ops", l.below},
+                   {"late_evidence", l.late_evidence()},
                    {"last", l.last},
                    {"cost_s", l.cost_ns / 1e9}});
   }

@@ -13,12 +13,15 @@
 namespace ringside::analysis {
 
 struct Thresholds {
-  double min_cost_fraction = 0.01;   // a slowdown must cost >= 1% of the job to be reported
-  int min_groups = 8;                // ops a rank must share with peers before judging it
-  double straggler_t = 6;            // t statistic of the mean gap excess
-  double straggler_positive = 0.65;  // fraction of ops where its gap exceeds its peers'
-  double straggler_min_rel = 0.005;  // mean excess relative to the typical gap
-  double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
+  double min_cost_fraction = 0.01;  // a slowdown must cost >= 1% of the job to be reported
+  int min_groups = 8;               // ops a rank must share with peers before judging it
+  // Lateness: the sequential sign test of rank_stats.h.  An op counts against a rank when
+  // its own compute before the op exceeds the other members' by more than `late_margin`
+  // of theirs; `late_alpha` bounds the chance that any rank of a healthy job is called
+  // late (split over all the tests made, Bonferroni).
+  double late_margin = kDefaultLateMargin;
+  double late_alpha = 0.01;
+  double imbalance_cv = 0.08;  // median spread (CV) of members' gaps for data imbalance
   // ... and that spread in absolute terms: microsecond gaps between back-to-back
   // collectives (benchmarks) vary by launch jitter, not by work.
   // Data-dependent imbalance has no culprit to fix, and shared hosts add a few percent
@@ -70,9 +73,14 @@ double median_of(std::vector<T> v) {
   return static_cast<double>(*mid);
 }
 
-// Ranks whose compute gaps exceed their peers' persistently (candidates for
-// straggler or structural imbalance), strongest first.
+// Ranks whose own compute before ops exceeds their peers' persistently (candidates
+// for straggler or structural imbalance), strongest first.
 std::vector<int64_t> persistently_late_ranks(const Context& ctx);
+// Nodes (indices) whose ranks are all late together: at least two of them in `late`,
+// and the others of the node late at the level of a test of that node alone.
+std::vector<int> late_nodes(const Context& ctx, const std::vector<int64_t>& late);
+// A rank's lateness pooled over every op it shares, whatever the communicator.
+Lateness pooled_lateness(const Context& ctx, int64_t rank);
 
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
 void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,

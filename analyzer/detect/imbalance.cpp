@@ -1,9 +1,12 @@
 // Workload imbalance: ranks doing different amounts of work.  Two shapes:
 //  - structural: the persistently late ranks are exactly one position of a
-//    family of sibling communicators (a pipeline stage) or the members of one
-//    communicator, and their GPUs are not slowed down;
-//  - data-dependent: no rank is persistently late, but the members' compute
-//    gaps differ widely from op to op and who is last keeps changing.
+//    family of communicators (a data-parallel replica, a pipeline stage) or the
+//    members of one communicator, are not all the ranks of one node (that is a
+//    node straggler), and their GPUs are not slowed down;
+//  - data-dependent: no rank is persistently late, but in some communicator the
+//    members' compute differs widely from op to op and who is last keeps changing.
+// Structure comes from membership alone (which ranks share which communicators),
+// so communicators made by ncclCommSplit and by separate unique ids look the same.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -16,48 +19,145 @@
 namespace ringside::analysis {
 namespace {
 
+// A family: communicators of one size with disjoint members (the tensor-parallel
+// groups, the data-parallel groups, the pipeline groups...).  Its role is inferred
+// here from membership and ops until the loader provides one:
+//  - "pp": the communicators carry only send/recv;
+//  - among collective families, the one whose members are farthest apart in rank
+//    order is "dp" (frameworks place data parallelism outermost), the closest "tp";
+//    a single collective family is "dp" when it spans nodes, else "tp".
+struct Family {
+  std::vector<const CommInfo*> comms;
+  std::string role;
+  double stride = 0;  // median distance in rank order between consecutive members
+};
+
+std::vector<Family> comm_families(const Context& ctx) {
+  std::vector<Family> families;
+  std::set<std::vector<int64_t>> seen;
+  for (const auto& c : ctx.set.comms) {
+    if (c.nranks < 2 || c.nranks >= ctx.set.world_size) continue;
+    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
+    if (!seen.insert(c.members).second) continue;  // same members, another comm (streams)
+    Family* home = nullptr;
+    for (auto& f : families) {
+      if (static_cast<int>(f.comms.front()->members.size()) != c.nranks) continue;
+      bool disjoint = true;
+      for (const CommInfo* o : f.comms) {
+        for (int64_t m : c.members) {
+          disjoint =
+              disjoint && std::find(o->members.begin(), o->members.end(), m) == o->members.end();
+        }
+      }
+      if (disjoint) {
+        home = &f;
+        break;
+      }
+    }
+    if (home == nullptr) {
+      families.emplace_back();
+      home = &families.back();
+    }
+    home->comms.push_back(&c);
+  }
+  std::vector<Family*> collective;
+  for (auto& f : families) {
+    bool any_collective = false;
+    bool multi_node = false;
+    std::vector<double> strides;
+    for (const CommInfo* c : f.comms) {
+      any_collective =
+          any_collective || !ctx.groups.comms()[static_cast<size_t>(c->index)].groups.empty();
+      multi_node = multi_node || !c->intra_node;
+      std::vector<int64_t> m = c->members;
+      std::sort(m.begin(), m.end());
+      for (size_t i = 1; i < m.size(); ++i) strides.push_back(static_cast<double>(m[i] - m[i - 1]));
+    }
+    f.stride = median_of(strides);
+    if (!any_collective) {
+      f.role = "pp";
+    } else {
+      f.role = multi_node ? "dp" : "tp";
+      collective.push_back(&f);
+    }
+  }
+  if (collective.size() >= 2) {
+    std::sort(collective.begin(), collective.end(),
+              [](const Family* a, const Family* b) { return a->stride < b->stride; });
+    for (Family* f : collective) f->role = "tp";
+    collective.back()->role = "dp";
+  }
+  return families;
+}
+
 struct Structure {
   std::string label;
+  std::string role;  // "dp_replica", "pp_stage", "tp_position", "comm"
+  std::string advice;
   const CommInfo* comm = nullptr;
   int position = -1;
 };
 
-// Finds a communicator structure whose ranks are exactly `late`.
+// Finds a communicator structure whose ranks are exactly `late`: one position
+// across a family (data-parallel replicas first, then pipeline stages), else the
+// members of one communicator.
 bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structure& out) {
-  // Sibling families: splits of the same parent with the same ordinal and size.
-  std::map<std::tuple<uint64_t, uint32_t, int>, std::vector<const CommInfo*>> families;
-  for (const auto& c : ctx.set.comms) {
-    if (c.parent != 0 && c.nranks >= 2) families[{c.parent, c.ordinal, c.nranks}].push_back(&c);
-  }
-  for (const auto& [key, fam] : families) {
-    const int n = std::get<2>(key);
-    for (int pos = 0; pos < n; ++pos) {
+  std::vector<Family> families = comm_families(ctx);
+  auto order = [](const std::string& role) { return role == "dp" ? 0 : role == "pp" ? 1 : 2; };
+  std::stable_sort(families.begin(), families.end(),
+                   [&](const Family& a, const Family& b) { return order(a.role) < order(b.role); });
+  for (const Family& fam : families) {
+    if (fam.comms.size() < 2) continue;
+    const size_t n = fam.comms.front()->members.size();
+    for (size_t pos = 0; pos < n; ++pos) {
       std::set<int64_t> at;
-      for (const CommInfo* c : fam) {
-        if (static_cast<size_t>(pos) < c->members.size() &&
-            c->members[static_cast<size_t>(pos)] >= 0) {
-          at.insert(c->members[static_cast<size_t>(pos)]);
-        }
+      for (const CommInfo* c : fam.comms) at.insert(c->members[pos]);
+      if (at != late) continue;
+      out.comm = fam.comms.front();
+      out.position = static_cast<int>(pos);
+      const std::string across = " (position " + std::to_string(pos) + " in each of the " +
+                                 std::to_string(fam.comms.size()) + " " + std::to_string(n) +
+                                 "-rank communicators of that role)";
+      if (fam.role == "dp") {
+        out.role = "dp_replica";
+        out.label = "data-parallel replica " + std::to_string(pos) + across;
+        out.advice =
+            "this replica gets more work per step than the others: balance the data across "
+            "replicas (per-replica batch size or token count, length-bucketed sampling)";
+      } else if (fam.role == "pp") {
+        out.role = "pp_stage";
+        out.label = "pipeline stage " + std::to_string(pos) + across;
+        out.advice = "this stage does more work than the others: move layers off it";
+      } else {
+        out.role = "tp_position";
+        out.label = "tensor-parallel position " + std::to_string(pos) + across;
+        out.advice =
+            "this shard of the tensor-parallel layers does more work: check how the layers are "
+            "split";
       }
-      if (at == late) {
-        out.comm = fam.front();
-        out.position = pos;
-        out.label = "pipeline stage " + std::to_string(pos) + " (position " + std::to_string(pos) +
-                    " in each of the " + std::to_string(fam.size()) + " " + std::to_string(n) +
-                    "-rank communicators split with ordinal " + std::to_string(std::get<1>(key)) +
-                    ")";
-        return true;
-      }
+      return true;
     }
   }
   for (const auto& c : ctx.set.comms) {
     if (c.nranks == ctx.set.world_size) continue;
     std::set<int64_t> members(c.members.begin(), c.members.end());
-    if (members == late) {
-      out.comm = &c;
-      out.label = "the members of " + c.label;
-      return true;
+    if (members != late) continue;
+    out.comm = &c;
+    // Ranks that send to or receive from ranks outside the set are a pipeline stage.
+    bool p2p_out = false;
+    for (const auto& p : ctx.groups.p2p()) {
+      p2p_out = p2p_out || (members.count(p.src) != members.count(p.dst));
     }
+    if (p2p_out) {
+      out.role = "pp_stage";
+      out.label = "a pipeline stage (the members of " + c.label + ")";
+      out.advice = "this stage does more work than the others: move layers off it";
+    } else {
+      out.role = "comm";
+      out.label = "the members of " + c.label;
+      out.advice = "these ranks get more work than the others: check how work is partitioned";
+    }
+    return true;
   }
   return false;
 }
@@ -128,14 +228,15 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
   f.comm_label = s.comm->label;
   f.cost_s = cost;
   const double more = 100 * (heavy_compute / hn / (light_compute / ln) - 1);
-  f.evidence =
-      std::to_string(heavy.size()) + " ranks forming " + s.label + " compute " + fmt("%.0f", more) +
-      "% longer between communication calls than the rest, with healthy GPU counters, "
-      "while the others wait " +
-      fmt("%.2f", cost) + " s longer inside send/recv and collectives: the partitioning is uneven.";
+  f.evidence = std::to_string(heavy.size()) + " ranks forming " + s.label + " compute " +
+               fmt("%.0f", more) +
+               "% longer between communication calls than the rest, with healthy GPU counters, "
+               "while the others wait " +
+               fmt("%.2f", cost) + " s longer inside send/recv and collectives: " + s.advice + ".";
   f.extra["pattern"] = "structural";
   f.extra["signal"] = "compute_time";
-  if (s.position >= 0) f.extra["stage"] = s.position;
+  f.extra["structure"] = s.role;
+  if (s.position >= 0) f.extra[s.role == "dp_replica" ? "replica" : "stage"] = s.position;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
   f.confidence = 0.7;
   f.next_command = next_command_for_imbalance(ctx, true);
@@ -148,65 +249,102 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
-  if (late.size() >= 2) {
-    std::set<int64_t> late_set(late.begin(), late.end());
-    Structure s;
-    const bool slowed = gpu_cause(ctx, late).cause != "unknown";
-    if (!slowed && match_structure(ctx, late_set, s)) {
-      Lateness sum;  // in the comm where each rank is most behind
-      for (int64_t r : late) {
-        const Lateness* worst = nullptr;
-        for (const auto& [ci, l] : ranks[static_cast<size_t>(r)].per_comm) {
-          if (worst == nullptr || l.mean_excess() > worst->mean_excess()) worst = &l;
-        }
-        if (worst != nullptr) sum.add(*worst);
-      }
+  // All ranks of one node late together are a node straggler, even when that node
+  // holds exactly one replica or stage: the node is the simpler explanation, and
+  // detect_stragglers reports it.  The structure is judged on the other late ranks.
+  // The exception is a pipeline stage: stages are commonly unbalanced (embeddings, the
+  // loss), so a stage that is also a node is reported as the stage, saying so.
+  std::set<int64_t> late_set(late.begin(), late.end());
+  const std::vector<int> nodes = late_nodes(ctx, late);
+  Structure s;
+  bool matched = late_set.size() >= 2 && match_structure(ctx, late_set, s);
+  if (!matched || s.role != "pp_stage") {
+    for (int ni : nodes) {
+      for (int64_t r : ctx.set.node_ranks[static_cast<size_t>(ni)]) late_set.erase(r);
+    }
+    matched = late_set.size() >= 2 && match_structure(ctx, late_set, s);
+  }
+  if (matched) {
+    const std::vector<int64_t> candidates(late_set.begin(), late_set.end());
+    const bool slowed = gpu_cause(ctx, candidates).cause != "unknown";
+    if (!slowed) {
+      Lateness sum;
+      for (int64_t r : candidates) sum.add(pooled_lateness(ctx, r));
       Finding f;
       f.kind = "imbalance";
       f.subkind = "structural";
-      f.ranks.assign(late_set.begin(), late_set.end());
+      f.ranks = candidates;
       f.nodes = ctx.nodes_of(f.ranks);
       f.comm = s.comm->id;
       f.comm_label = s.comm->label;
-      f.cost_s = 0;
-      for (int64_t r : late) f.cost_s += ranks[static_cast<size_t>(r)].total.cost_ns / 1e9;
+      f.cost_s = sum.cost_ns / 1e9;
       const double rel = sum.mean_gap() > sum.mean_excess()
                              ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
                              : 0;
-      f.evidence = std::to_string(late_set.size()) + " ranks forming " + s.label +
-                   " consistently do " + fmt("%.0f", 100 * rel) +
-                   "% more work between collectives than the rest, with healthy GPU "
-                   "counters: the partitioning is uneven (the others waited " +
-                   fmt("%.2f", f.cost_s) + " s).";
+      f.evidence = std::to_string(candidates.size()) + " ranks forming " + s.label +
+                   " consistently compute " + fmt("%.0f", 100 * rel) +
+                   "% longer before the ops they share with the rest, with healthy GPU "
+                   "counters (the others waited " +
+                   fmt("%.2f", f.cost_s) + " s): " + s.advice + ".";
+      const std::vector<std::string> on = ctx.nodes_of(candidates);
+      if (on.size() == 1 && ctx.set.node_ranks.size() > 1 &&
+          ctx.set.node_ranks[static_cast<size_t>(
+                                 ctx.set.ranks[static_cast<size_t>(candidates.front())].node_index)]
+                  .size() == candidates.size()) {
+        f.evidence += " They are also exactly the ranks of " + on.front() +
+                      ", which a slow node would look the same as.";
+      }
       f.extra["pattern"] = "structural";
-      if (s.position >= 0) f.extra["stage"] = s.position;
+      f.extra["structure"] = s.role;
+      if (s.position >= 0) f.extra[s.role == "dp_replica" ? "replica" : "stage"] = s.position;
       f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
       f.confidence = 0.75;
       f.next_command = next_command_for_imbalance(ctx, true);
       if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
-      late.clear();
+      late.erase(std::remove_if(late.begin(), late.end(),
+                                [&](int64_t r) { return late_set.count(r) != 0; }),
+                 late.end());
       return;
     }
   }
   if (!late.empty()) return;
   if (detect_heavy_stage(ctx, out)) return;
-  // Data-dependent: lateness with no persistent owner.
-  const double cv = ctx.stats.median_gap_cv();
-  double cost = 0;
+  // Data-dependent: lateness with no persistent owner, judged per communicator (the
+  // spread is between replicas or stages; communicators inside a replica, where every
+  // member does the same work, would hide it in a job-wide median).
+  const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
+  const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
+  double cost = 0, cv = 0;
   uint64_t lasts = 0, top_last = 0;
+  size_t members = 2;
+  std::map<int64_t, double> cost_by_rank;
+  for (const auto& c : ctx.set.comms) {
+    const size_t ci = static_cast<size_t>(c.index);
+    if (c.present < 2 || cv_by_comm[ci] < ctx.th.imbalance_cv ||
+        sd_by_comm[ci] < ctx.th.imbalance_min_sd_ns) {
+      continue;
+    }
+    cv = std::max(cv, cv_by_comm[ci]);
+    members = std::max(members, static_cast<size_t>(c.present));
+    for (int64_t m : c.members) {
+      if (m < 0) continue;
+      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
+        if (cj != c.index) continue;
+        cost += l.cost_ns / 1e9;
+        cost_by_rank[m] += l.cost_ns;
+        lasts += l.last;
+        top_last = std::max(top_last, l.last);
+      }
+    }
+  }
+  if (lasts == 0 || cost < ctx.th.imbalance_min_cost_fraction * job) return;
+  // No owner: nobody is last much more often than a fair share would allow.
+  const double top_share = static_cast<double>(top_last) / static_cast<double>(lasts);
+  if (top_share > std::max(0.5, 2.0 / static_cast<double>(members))) return;
   std::vector<std::pair<double, int64_t>> by_cost;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const Lateness& l = ranks[r].total;
-    cost += l.cost_ns / 1e9;
-    lasts += l.last;
-    top_last = std::max(top_last, l.last);
-    if (l.cost_ns > 0) by_cost.emplace_back(l.cost_ns, static_cast<int64_t>(r));
+  for (const auto& [r, c] : cost_by_rank) {
+    if (c > 0) by_cost.emplace_back(c, r);
   }
-  if (cv < ctx.th.imbalance_cv || ctx.stats.median_gap_sd_ns() < ctx.th.imbalance_min_sd_ns ||
-      cost < ctx.th.imbalance_min_cost_fraction * job || lasts == 0) {
-    return;
-  }
-  if (static_cast<double>(top_last) > 0.5 * static_cast<double>(lasts)) return;
   std::sort(by_cost.rbegin(), by_cost.rend());
   Finding f;
   f.kind = "imbalance";
@@ -221,10 +359,10 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
   f.nodes = ctx.nodes_of(f.ranks);
   f.cost_s = cost;
   f.evidence =
-      "Compute time between collectives varies by " + fmt("%.0f", 100 * cv) +
+      "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
       "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
       "last more than " +
-      fmt("%.0f", 100.0 * static_cast<double>(top_last) / static_cast<double>(lasts)) +
+      fmt("%.0f", 100 * top_share) +
       "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
       fmt("%.2f", cost) + " s in total.";
   f.extra["pattern"] = "data_dependent";

@@ -10,6 +10,9 @@ namespace ringside::analysis {
 namespace {
 
 constexpr size_t kMaxSamples = 256;
+// The first ops of a communicator (and the first transfer of a send/recv pair) set up
+// its connections: they time the setup, not the link.
+constexpr uint64_t kWarmupOps = 2;
 
 using trace::OpKind;
 using trace::OpRecord;
@@ -56,6 +59,83 @@ OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
   return t;
 }
 
+int64_t StreamEnds::get(uint64_t stream) const {
+  for (const auto& [s, e] : ends_) {
+    if (s == stream) return e;
+  }
+  return kNever;
+}
+
+void StreamEnds::update(uint64_t stream, int64_t end) {
+  for (auto& [s, e] : ends_) {
+    if (s == stream) {
+      e = std::max(e, end);
+      return;
+    }
+  }
+  ends_.emplace_back(stream, end);
+}
+
+OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
+  std::sort(ops.begin(), ops.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<uint64_t> streams;
+  for (const auto& o : ops) {
+    if (std::find(streams.begin(), streams.end(), o.stream) == streams.end())
+      streams.push_back(o.stream);
+  }
+  // Only ranks with more than one stream have anything to subtract.
+  if (streams.size() < 2) return;
+  for (uint64_t s : streams) {
+    Merged m;
+    m.stream = s;
+    int64_t covered = 0;
+    for (const auto& o : ops) {
+      if (o.stream == s || o.end <= o.begin) continue;
+      if (!m.end.empty() && o.begin <= m.end.back()) {
+        if (o.end > m.end.back()) {
+          covered += o.end - m.end.back();
+          m.end.back() = o.end;
+        }
+        continue;
+      }
+      m.before.push_back(covered);
+      m.begin.push_back(o.begin);
+      m.end.push_back(o.end);
+      covered += o.end - o.begin;
+    }
+    by_stream_.push_back(std::move(m));
+  }
+}
+
+int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
+  if (to <= from) return 0;
+  for (const Merged& m : by_stream_) {
+    if (m.stream != stream) continue;
+    // Covered time up to t: intervals are disjoint and sorted.
+    auto covered_to = [&](int64_t t) -> int64_t {
+      const auto it = std::upper_bound(m.begin.begin(), m.begin.end(), t);
+      if (it == m.begin.begin()) return 0;
+      const size_t i = static_cast<size_t>(it - m.begin.begin()) - 1;
+      return m.before[i] + std::min(t, m.end[i]) - m.begin[i];
+    };
+    return covered_to(to) - covered_to(from);
+  }
+  return 0;
+}
+
+std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
+                                                 std::span<const OpRecord> ops) {
+  std::vector<OwnTimeline::Interval> out;
+  out.reserve(ops.size());
+  for (const OpRecord& op : ops) {
+    const OpTimes t = op_times(rank, op);
+    if (t.arrival != kNever && t.end != kNever && t.end > t.arrival)
+      out.push_back({t.arrival, t.end, op.stream});
+  }
+  return out;
+}
+
 RankCommProgress& RankProgress::at(int comm) {
   for (auto& c : comms) {
     if (c.comm == comm) return c;
@@ -84,30 +164,33 @@ const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
 
 Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
-  int64_t prev_end = kNever;
+  // One rank's ops are held while it is matched: attributing its time needs all of
+  // its streams at once.
+  std::vector<OpRecord> all;
   Status invalid;
-  uint64_t index = 0;
   Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
     for (const OpRecord& op : ops) {
       if (Status v = trace::validate_op(op); !v.ok()) {
-        invalid = Status::error(rank.path + ": /ops row " + std::to_string(index) + ": " +
+        invalid = Status::error(rank.path + ": /ops row " + std::to_string(all.size()) + ": " +
                                 v.message() + " (corrupt file)");
         return false;
       }
-      add_op(rank, prog, op, prev_end, false);
-      ++index;
+      all.push_back(op);
     }
     records_ += ops.size();
     return true;
   });
   if (!invalid.ok()) return invalid;
+  const OwnTimeline timeline(own_intervals(rank, all));
+  StreamEnds prev_end;
+  for (const OpRecord& op : all) add_op(rank, prog, op, prev_end, timeline, false);
   // Ops outstanding at the last flush that /ops does not hold yet.
-  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, true);
+  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, timeline, true);
   return st;
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
-                        int64_t& prev_end, bool from_pending) {
+                        StreamEnds& prev_end, const OwnTimeline& timeline, bool from_pending) {
   auto it = set_.comm_index.find(op.comm_id);
   if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
   const int ci = it->second;
@@ -117,7 +200,9 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   ++prog.ops_read;
   prog.first_arrival = std::min(prog.first_arrival, t.arrival);
   prog.last_activity = std::max({prog.last_activity, t.arrival, t.end});
-  if (trace::is_p2p(static_cast<OpKind>(op.op))) {
+  const bool p2p = trace::is_p2p(static_cast<OpKind>(op.op));
+  const bool contended = t.end != kNever && timeline.other_busy(op.stream, t.arrival, t.end) > 0;
+  if (p2p) {
     const int me = set_.comm_rank_of(comm, rank.rank);
     if (me >= 0 && op.peer >= 0 && op.peer < comm.nranks) {
       const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
@@ -127,9 +212,9 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     }
     if (!from_pending) {
       ++comms_[static_cast<size_t>(ci)].p2p_ops;
-      add_p2p(rank, comm, op, t);
+      add_p2p(rank, comm, op, t, contended);
     }
-    if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+    if (t.end != kNever) prev_end.update(op.stream, t.end);
     return;
   }
   if (op.seq >= trace::kMaxSeq) return;
@@ -168,30 +253,34 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.second_arrival = t.arrival;
   }
   g.min_arrival = std::min(g.min_arrival, t.arrival);
+  g.contended = g.contended || contended;
   if (t.end != kNever) {
     ++g.completed;
     g.min_end = std::min(g.min_end, t.end);
     g.max_end = std::max(g.max_end, t.end);
   }
-  // The compute gap: time since this rank's previous op finished.
-  if (prev_end != kNever && t.arrival >= prev_end) {
-    const int64_t gap = t.arrival - prev_end;
+  // The compute gap: time since this rank's previous op on the same stream finished.
+  const int64_t gap_start = prev_end.get(op.stream);
+  if (gap_start != kNever && t.arrival >= gap_start) {
+    const int64_t gap =
+        t.arrival - gap_start - timeline.other_busy(op.stream, gap_start, t.arrival);
     g.gap_sum += gap;
     g.gap_sq_sum += static_cast<double>(gap) * static_cast<double>(gap);
     ++g.gaps;
   }
   (void)comm;
-  if (t.end != kNever) prev_end = std::max(prev_end, t.end);
+  if (t.end != kNever) prev_end.update(op.stream, t.end);
 }
 
 void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op,
-                         const OpTimes& t) {
+                         const OpTimes& t, bool contended) {
   const int me = set_.comm_rank_of(comm, rank.rank);
   if (me < 0 || op.peer < 0) return;
   const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
   P2PKey key{comm.index, send ? me : op.peer, send ? op.peer : me, op.peer_seq};
   P2PHalf& h = p2p_open_[key];
   h.bytes = op.bytes;
+  h.contended = h.contended || contended;
   if (send) {
     h.send_arrival = t.arrival;
     h.send_end = t.end;
@@ -209,7 +298,10 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
     // from the sender's arrival to the receive's end.  A receiver that arrived later may
     // find the data (or part of it) already buffered (NCCL's sends complete once their
     // data is in the peer's buffers), so its receive says nothing about the link.
-    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival) {
+    // Nor when either end ran another op on another stream meanwhile (contention), or
+    // for a pair's first transfer (connection setup).
+    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival || h.contended ||
+        key.peer_seq < kWarmupOps - 1) {
       p2p_open_.erase(key);
       return;
     }
@@ -238,8 +330,9 @@ void GroupTable::finalize() {
   std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
   for (const auto& c : set_.comms) {
     const auto& groups = comms_[static_cast<size_t>(c.index)].groups;
-    for (const GroupAgg& g : groups) {
-      if (!g.complete(c.present) || c.present < 2 || g.mismatch) continue;
+    for (size_t seq = kWarmupOps; seq < groups.size(); ++seq) {
+      const GroupAgg& g = groups[seq];
+      if (!g.complete(c.present) || c.present < 2 || g.mismatch || g.contended) continue;
       const int64_t transfer = g.transfer();
       if (transfer <= 0 || g.bytes == 0) continue;
       CommLinkStats& l = links[{c.index, g.op, size_log2(g.bytes)}];

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +47,9 @@ struct GroupAgg {
   uint8_t op = 0, dtype = 0;
   bool has_signature = false;
   bool mismatch = false;
+  // A member ran another op of its own on another stream while this one was in
+  // flight: its transfer time includes that contention, so it does not time the link.
+  bool contended = false;
 
   bool complete(int present) const { return entered == present && completed == present; }
   int64_t transfer() const {
@@ -53,6 +57,45 @@ struct GroupAgg {
                ? -1
                : std::max<int64_t>(0, min_end - max_arrival);
   }
+};
+
+// The end of the latest op per stream of one rank.  A compute gap is measured on
+// the op's own stream: ops on other streams (overlapped gradient buckets, a
+// send/recv stream) run concurrently with the compute that precedes it.
+class StreamEnds {
+ public:
+  // End of the latest op on `stream`, kNever before its first op.
+  int64_t get(uint64_t stream) const;
+  void update(uint64_t stream, int64_t end);
+
+ private:
+  std::vector<std::pair<uint64_t, int64_t>> ends_;
+};
+
+// One rank's ops as time intervals per stream, to attribute its time: how long
+// it was inside ops on streams other than a given one during an interval.  A
+// compute gap on stream S minus that is the rank's own compute before the op
+// (a gradient bucket waiting on its own stream for a backward pass that itself
+// waited in tensor-parallel collectives did not compute all that time); an op
+// whose interval meets ops on other streams contends with them for the links.
+// Holds one rank at a time (a few dozen bytes per op).
+class OwnTimeline {
+ public:
+  struct Interval {
+    int64_t begin, end;
+    uint64_t stream;
+  };
+  explicit OwnTimeline(std::vector<Interval> ops);
+  // Time in [from, to) covered by ops on streams other than `stream`, ns.
+  int64_t other_busy(uint64_t stream, int64_t from, int64_t to) const;
+
+ private:
+  struct Merged {
+    uint64_t stream;
+    std::vector<int64_t> begin, end,
+        before;  // merged intervals; `before`: covered time before each
+  };
+  std::vector<Merged> by_stream_;
 };
 
 struct CommGroups {
@@ -148,12 +191,13 @@ class GroupTable {
   struct P2PHalf {
     int64_t send_arrival = kNever, send_end = kNever, recv_arrival = kNever, recv_end = kNever;
     uint64_t bytes = 0;
+    bool contended = false;
   };
 
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              int64_t& prev_end, bool from_pending);
+              StreamEnds& prev_end, const OwnTimeline& timeline, bool from_pending);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
-               const OpTimes& t);
+               const OpTimes& t, bool contended);
 
   const TraceSet& set_;
   std::vector<CommGroups> comms_;
@@ -166,6 +210,10 @@ class GroupTable {
   std::map<std::tuple<int, int32_t, int32_t>, P2PChannel> channels_;
   uint64_t records_ = 0;
 };
+
+// The rank's ops (complete ones) as intervals, in job time.
+std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
+                                                 std::span<const trace::OpRecord> ops);
 
 // Keeps at most kMax values, replacing by stride once full (deterministic).
 void bounded_push(std::vector<float>& v, float x, uint64_t seen);

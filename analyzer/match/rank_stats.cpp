@@ -17,6 +17,15 @@ void Lateness::add(const Lateness& o) {
   gap_sum += o.gap_sum;
   cost_ns += o.cost_ns;
   wait_ns += o.wait_ns;
+  above += o.above;
+  below += o.below;
+}
+
+double Lateness::late_evidence() const {
+  if (above <= below) return 0;
+  // Uniform prior on p: integral of p^a (1-p)^b dp = a! b! / (a+b+1)!, over 2^-(a+b).
+  const double a = static_cast<double>(above), b = static_cast<double>(below);
+  return (a + b) * std::log(2.0) + std::lgamma(a + 1) + std::lgamma(b + 1) - std::lgamma(a + b + 2);
 }
 
 double Lateness::t_stat() const {
@@ -36,7 +45,8 @@ Lateness& RankLateness::comm(int c) {
   return per_comm.back().second;
 }
 
-RankStatsPass::RankStatsPass(const GroupTable& table) : table_(table) {
+RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin)
+    : table_(table), late_margin_(late_margin) {
   ranks_.resize(table.set().ranks.size());
   for (const auto& [c, seq] : table.mismatches()) {
     if (mismatch_details_.size() >= kMaxMismatchDetails) break;
@@ -48,20 +58,27 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
                                size_t batch) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
-  int64_t prev_end = kNever;
+  int64_t prev_end = kNever;  // of any op: time outside every op is the rank's own
+  StreamEnds stream_end;      // per stream: the compute gap before an op, as in pass 1
+  OwnTimeline timeline({});
   auto visit = [&](const trace::OpRecord& op) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) return;
     const OpTimes t = op_times(rank, op);
     if (t.arrival == kNever) return;
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
-    const int64_t gap_start = prev_end;
-    if (gap_start != kNever && t.arrival > gap_start)
-      rl.compute_ns += static_cast<double>(t.arrival - gap_start);
+    if (prev_end != kNever && t.arrival > prev_end)
+      rl.compute_ns += static_cast<double>(t.arrival - prev_end);
+    const int64_t gap_start = stream_end.get(op.stream);
+    if (t.end != kNever && t.end > t.arrival) {
+      const int64_t busy = timeline.other_busy(op.stream, t.arrival, t.end);
+      rl.overlapped_ns += static_cast<double>(busy);
+    }
     if (t.end != kNever) {
       rl.inside_ns +=
-          static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, gap_start)));
+          static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, prev_end)));
       prev_end = std::max(prev_end, t.end);
+      stream_end.update(op.stream, t.end);
     }
     if (p2p) return;
     const int ci = it->second;
@@ -74,7 +91,10 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     const GroupAgg* g = table_.group(ci, op.seq);
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
     if (gap_start == kNever || t.arrival < gap_start || g->gaps < comm.present) return;
-    const double gap = static_cast<double>(t.arrival - gap_start);
+    // Own compute before the op: the gap on its stream minus time spent inside ops on
+    // the rank's other streams meanwhile (as in pass 1).
+    const double gap = static_cast<double>(t.arrival - gap_start -
+                                           timeline.other_busy(op.stream, gap_start, t.arrival));
     const double others = (static_cast<double>(g->gap_sum) - gap) / (g->gaps - 1);
     const double excess = gap - others;
     Lateness& l = rl.comm(ci);
@@ -83,6 +103,13 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     l.excess_sum += excess;
     l.excess_sq_sum += excess * excess;
     if (excess > 0) ++l.excess_positive;
+    if (std::max(gap, others) >= kMinInformativeGapNs) {
+      if (excess > late_margin_ * others) {
+        ++l.above;
+      } else {
+        ++l.below;
+      }
+    }
     l.wait_ns += static_cast<double>(g->max_arrival - t.arrival);
     if (g->last_rank == rank.rank) {
       ++l.last;
@@ -92,11 +119,14 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
       l.cost_ns += std::clamp(excess, 0.0, margin);
     }
   };
+  std::vector<trace::OpRecord> all;
   Status st = reader.for_each_op_batch(batch, [&](std::span<const trace::OpRecord> ops) {
-    for (const auto& op : ops) visit(op);
+    all.insert(all.end(), ops.begin(), ops.end());
     records_ += ops.size();
     return true;
   });
+  timeline = OwnTimeline(own_intervals(rank, all));
+  for (const auto& op : all) visit(op);
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) continue;
@@ -114,12 +144,13 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
 }
 
 namespace {
-// Median over (a sample of) complete ops of a statistic of the members' gaps.
+// Median over (a sample of) complete ops of a statistic of the members' gaps, over
+// every comm (only = -1) or one.
 template <typename Stat>
-double median_over_groups(const GroupTable& table, Stat stat) {
+double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
   std::vector<double> values;
   for (const auto& c : table.set().comms) {
-    if (c.present < 2) continue;
+    if (c.present < 2 || (only >= 0 && c.index != only)) continue;
     const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
@@ -143,6 +174,24 @@ double RankStatsPass::median_gap_cv() const {
 
 double RankStatsPass::median_gap_sd_ns() const {
   return median_over_groups(table_, [](double, double sd) { return sd; });
+}
+
+std::vector<double> RankStatsPass::gap_cv_by_comm() const {
+  std::vector<double> out;
+  for (const auto& c : table_.set().comms) {
+    out.push_back(median_over_groups(
+        table_, [](double mean, double sd) { return sd / mean; }, c.index));
+  }
+  return out;
+}
+
+std::vector<double> RankStatsPass::gap_sd_ns_by_comm() const {
+  std::vector<double> out;
+  for (const auto& c : table_.set().comms) {
+    out.push_back(median_over_groups(
+        table_, [](double, double sd) { return sd; }, c.index));
+  }
+  return out;
 }
 
 }  // namespace ringside::analysis
