@@ -5,8 +5,9 @@
 //    node straggler), and their GPUs are not slowed down;
 //  - data-dependent: no rank is persistently late, but in some communicator the
 //    members' compute differs widely from op to op and who is last keeps changing.
-// Structure comes from membership alone (which ranks share which communicators),
-// so communicators made by ncclCommSplit and by separate unique ids look the same.
+// Structure comes from the communicators' roles (match/comm_roles.h), inferred from
+// membership alone, so communicators made by ncclCommSplit and by separate unique ids
+// look the same.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -19,37 +20,34 @@
 namespace ringside::analysis {
 namespace {
 
-// A family: communicators of one size with disjoint members (the tensor-parallel
-// groups, the data-parallel groups, the pipeline groups...).  Its role is inferred
-// here from membership and ops until the loader provides one:
-//  - "pp": the communicators carry only send/recv;
-//  - among collective families, the one whose members are farthest apart in rank
-//    order is "dp" (frameworks place data parallelism outermost), the closest "tp";
-//    a single collective family is "dp" when it spans nodes, else "tp".
+// A family: the communicators of one role and size, members disjoint (the
+// tensor-parallel groups, the data-parallel groups, the pipeline groups), with the
+// roles of match/comm_roles.h.  A communicator with the same members as one already
+// taken (a second data-parallel group for another bucket stream) adds nothing.
 struct Family {
   std::vector<const CommInfo*> comms;
   std::string role;
-  double stride = 0;  // median distance in rank order between consecutive members
 };
+
+bool disjoint(const CommInfo& a, const CommInfo& b) {
+  for (int64_t m : a.members) {
+    if (std::find(b.members.begin(), b.members.end(), m) != b.members.end()) return false;
+  }
+  return true;
+}
 
 std::vector<Family> comm_families(const Context& ctx) {
   std::vector<Family> families;
   std::set<std::vector<int64_t>> seen;
   for (const auto& c : ctx.set.comms) {
-    if (c.nranks < 2 || c.nranks >= ctx.set.world_size) continue;
+    if (c.role.empty() || c.role == "world" || c.nranks < 2) continue;
     if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
-    if (!seen.insert(c.members).second) continue;  // same members, another comm (streams)
+    if (!seen.insert(c.members).second) continue;
     Family* home = nullptr;
     for (auto& f : families) {
-      if (static_cast<int>(f.comms.front()->members.size()) != c.nranks) continue;
-      bool disjoint = true;
-      for (const CommInfo* o : f.comms) {
-        for (int64_t m : c.members) {
-          disjoint =
-              disjoint && std::find(o->members.begin(), o->members.end(), m) == o->members.end();
-        }
-      }
-      if (disjoint) {
+      if (f.role != c.role || f.comms.front()->nranks != c.nranks) continue;
+      if (std::all_of(f.comms.begin(), f.comms.end(),
+                      [&](const CommInfo* o) { return disjoint(*o, c); })) {
         home = &f;
         break;
       }
@@ -57,35 +55,9 @@ std::vector<Family> comm_families(const Context& ctx) {
     if (home == nullptr) {
       families.emplace_back();
       home = &families.back();
+      home->role = c.role;
     }
     home->comms.push_back(&c);
-  }
-  std::vector<Family*> collective;
-  for (auto& f : families) {
-    bool any_collective = false;
-    bool multi_node = false;
-    std::vector<double> strides;
-    for (const CommInfo* c : f.comms) {
-      any_collective =
-          any_collective || !ctx.groups.comms()[static_cast<size_t>(c->index)].groups.empty();
-      multi_node = multi_node || !c->intra_node;
-      std::vector<int64_t> m = c->members;
-      std::sort(m.begin(), m.end());
-      for (size_t i = 1; i < m.size(); ++i) strides.push_back(static_cast<double>(m[i] - m[i - 1]));
-    }
-    f.stride = median_of(strides);
-    if (!any_collective) {
-      f.role = "pp";
-    } else {
-      f.role = multi_node ? "dp" : "tp";
-      collective.push_back(&f);
-    }
-  }
-  if (collective.size() >= 2) {
-    std::sort(collective.begin(), collective.end(),
-              [](const Family* a, const Family* b) { return a->stride < b->stride; });
-    for (Family* f : collective) f->role = "tp";
-    collective.back()->role = "dp";
   }
   return families;
 }
