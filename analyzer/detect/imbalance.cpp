@@ -137,12 +137,12 @@ bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structur
 // The ranks that compute clearly longer between communication calls than all
 // the others (the upper side of the widest gap in the sorted compute times),
 // or empty.  Catches stages that meet only in send/recv, where no collective
-// measures their lateness.
-std::set<int64_t> heavy_compute_ranks(const Context& ctx) {
+// measures their lateness.  `compute` is one of the two measures of rank_stats.h.
+std::set<int64_t> heavy_compute_ranks(const Context& ctx, double RankLateness::*compute) {
   const auto& ranks = ctx.stats.ranks();
   std::vector<std::pair<double, int64_t>> by_compute;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    if (ranks[r].compute_ns > 0) by_compute.emplace_back(ranks[r].compute_ns, r);
+    if (ranks[r].*compute > 0) by_compute.emplace_back(ranks[r].*compute, r);
   }
   if (by_compute.size() < 3) return {};
   std::sort(by_compute.begin(), by_compute.end());
@@ -168,8 +168,12 @@ std::set<int64_t> heavy_compute_ranks(const Context& ctx) {
 
 // Structural imbalance seen in compute time rather than collective lateness.
 bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
-  const std::set<int64_t> heavy = heavy_compute_ranks(ctx);
-  if (heavy.empty()) return false;
+  // Time outside every op misses compute done while ops that run alongside were in
+  // flight; time outside the others counts waiting for them (the optimizer waits for
+  // the last bucket).  Both must single out the same ranks.
+  const std::set<int64_t> heavy = heavy_compute_ranks(ctx, &RankLateness::compute_ns);
+  if (heavy.empty() || heavy != heavy_compute_ranks(ctx, &RankLateness::compute_held_ns))
+    return false;
   const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
   Structure s;
   if (gpu_cause(ctx, heavy_list).cause != "unknown" || !match_structure(ctx, heavy, s)) {

@@ -13,6 +13,10 @@ constexpr size_t kMaxSamples = 256;
 // The first ops of a communicator (and the first transfer of a send/recv pair) set up
 // its connections: they time the setup, not the link.
 constexpr uint64_t kWarmupOps = 2;
+// Collectives that ran alongside the compute, out of a communicator's, that show its
+// ops do.
+constexpr uint64_t kMinAlongsideGroups = 3;
+constexpr double kMinAlongsideFraction = 0.01;
 
 using trace::OpKind;
 using trace::OpRecord;
@@ -34,106 +38,6 @@ void bounded_push(std::vector<float>& v, float x, uint64_t seen) {
   } else {
     v[seen % kMaxSamples] = x;
   }
-}
-
-OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
-  OpTimes t;
-  if (op.t_dev_start_ns != trace::kUnknownTime) {
-    t.arrival = rank.to_job(op.t_dev_start_ns);
-  } else {
-    t.arrival = rank.to_job(op.t_enter_ns);
-    // Device timing was on for this op but the device never reached it.
-    t.device_started = !(op.flags & trace::kFlagDeviceTimed) ||
-                       op.status == static_cast<uint8_t>(trace::OpStatus::kComplete);
-    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending))
-      t.device_started = false;
-  }
-  if (op.status == static_cast<uint8_t>(trace::OpStatus::kComplete)) {
-    if (op.t_dev_end_ns != trace::kUnknownTime) {
-      t.end = rank.to_job(op.t_dev_end_ns);
-    } else if (op.t_exit_ns != trace::kUnknownTime) {
-      t.end = rank.to_job(op.t_exit_ns);
-    }
-  }
-  if (t.arrival == trace::kUnknownTime) t.arrival = kNever;
-  return t;
-}
-
-int64_t StreamEnds::get(uint64_t stream) const {
-  for (const auto& [s, e] : ends_) {
-    if (s == stream) return e;
-  }
-  return kNever;
-}
-
-void StreamEnds::update(uint64_t stream, int64_t end) {
-  for (auto& [s, e] : ends_) {
-    if (s == stream) {
-      e = std::max(e, end);
-      return;
-    }
-  }
-  ends_.emplace_back(stream, end);
-}
-
-OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
-  std::sort(ops.begin(), ops.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-  std::vector<uint64_t> streams;
-  for (const auto& o : ops) {
-    if (std::find(streams.begin(), streams.end(), o.stream) == streams.end())
-      streams.push_back(o.stream);
-  }
-  // Only ranks with more than one stream have anything to subtract.
-  if (streams.size() < 2) return;
-  for (uint64_t s : streams) {
-    Merged m;
-    m.stream = s;
-    int64_t covered = 0;
-    for (const auto& o : ops) {
-      if (o.stream == s || o.end <= o.begin) continue;
-      if (!m.end.empty() && o.begin <= m.end.back()) {
-        if (o.end > m.end.back()) {
-          covered += o.end - m.end.back();
-          m.end.back() = o.end;
-        }
-        continue;
-      }
-      m.before.push_back(covered);
-      m.begin.push_back(o.begin);
-      m.end.push_back(o.end);
-      covered += o.end - o.begin;
-    }
-    by_stream_.push_back(std::move(m));
-  }
-}
-
-int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
-  if (to <= from) return 0;
-  for (const Merged& m : by_stream_) {
-    if (m.stream != stream) continue;
-    // Covered time up to t: intervals are disjoint and sorted.
-    auto covered_to = [&](int64_t t) -> int64_t {
-      const auto it = std::upper_bound(m.begin.begin(), m.begin.end(), t);
-      if (it == m.begin.begin()) return 0;
-      const size_t i = static_cast<size_t>(it - m.begin.begin()) - 1;
-      return m.before[i] + std::min(t, m.end[i]) - m.begin[i];
-    };
-    return covered_to(to) - covered_to(from);
-  }
-  return 0;
-}
-
-std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
-                                                 std::span<const OpRecord> ops) {
-  std::vector<OwnTimeline::Interval> out;
-  out.reserve(ops.size());
-  for (const OpRecord& op : ops) {
-    const OpTimes t = op_times(rank, op);
-    if (t.arrival != kNever && t.end != kNever && t.end > t.arrival)
-      out.push_back({t.arrival, t.end, op.stream});
-  }
-  return out;
 }
 
 RankCommProgress& RankProgress::at(int comm) {
@@ -181,16 +85,20 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
     return true;
   });
   if (!invalid.ok()) return invalid;
-  const OwnTimeline timeline(own_intervals(rank, all));
-  StreamEnds prev_end;
-  for (const OpRecord& op : all) add_op(rank, prog, op, prev_end, timeline, false);
+  const OwnCompute own(rank, all);
+  for (uint32_t i : own.order()) {
+    const auto& before = own.before(i);
+    add_op(rank, prog, all[i], before ? &*before : nullptr, own.contended(i),
+           own.started_another(i), false);
+  }
   // Ops outstanding at the last flush that /ops does not hold yet.
-  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, timeline, true);
+  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, nullptr, false, false, true);
   return st;
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
-                        StreamEnds& prev_end, const OwnTimeline& timeline, bool from_pending) {
+                        const ComputeReadings* before, bool contended, bool started_another,
+                        bool from_pending) {
   auto it = set_.comm_index.find(op.comm_id);
   if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
   const int ci = it->second;
@@ -200,9 +108,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   ++prog.ops_read;
   prog.first_arrival = std::min(prog.first_arrival, t.arrival);
   prog.last_activity = std::max({prog.last_activity, t.arrival, t.end});
-  const bool p2p = trace::is_p2p(static_cast<OpKind>(op.op));
-  const bool contended = t.end != kNever && timeline.other_busy(op.stream, t.arrival, t.end) > 0;
-  if (p2p) {
+  if (trace::is_p2p(static_cast<OpKind>(op.op))) {
     const int me = set_.comm_rank_of(comm, rank.rank);
     if (me >= 0 && op.peer >= 0 && op.peer < comm.nranks) {
       const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
@@ -214,7 +120,6 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
       ++comms_[static_cast<size_t>(ci)].p2p_ops;
       add_p2p(rank, comm, op, t, contended);
     }
-    if (t.end != kNever) prev_end.update(op.stream, t.end);
     return;
   }
   if (op.seq >= trace::kMaxSeq) return;
@@ -254,22 +159,15 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   }
   g.min_arrival = std::min(g.min_arrival, t.arrival);
   g.contended = g.contended || contended;
+  g.ran_alongside = g.ran_alongside || started_another;
   if (t.end != kNever) {
     ++g.completed;
     g.min_end = std::min(g.min_end, t.end);
     g.max_end = std::max(g.max_end, t.end);
   }
-  // The compute gap: time since this rank's previous op on the same stream finished.
-  const int64_t gap_start = prev_end.get(op.stream);
-  if (gap_start != kNever && t.arrival >= gap_start) {
-    const int64_t gap =
-        t.arrival - gap_start - timeline.other_busy(op.stream, gap_start, t.arrival);
-    g.gap_sum += gap;
-    g.gap_sq_sum += static_cast<double>(gap) * static_cast<double>(gap);
-    ++g.gaps;
-  }
+  // The rank's own compute before the op (match/own_compute.h).
+  if (before != nullptr) add_gap(g, *before);
   (void)comm;
-  if (t.end != kNever) prev_end.update(op.stream, t.end);
 }
 
 void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op,
@@ -321,12 +219,70 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
   p2p_open_.erase(key);
 }
 
+void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before) {
+  for (int k = 0; k < kReadings; ++k) g.gap_sum[k] += before[k];
+  g.gap_sq_sum += static_cast<double>(before[0]) * static_cast<double>(before[0]);
+  ++g.gaps;
+}
+
+void GroupTable::reset_gaps() {
+  for (auto& cg : comms_) {
+    for (GroupAgg& g : cg.groups) {
+      g.gap_sum = {};
+      g.gap_sq_sum = 0;
+      g.gaps = 0;
+    }
+  }
+}
+
+Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+  std::vector<OpRecord> all;
+  Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
+    all.insert(all.end(), ops.begin(), ops.end());
+    return true;
+  });
+  const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+  for (uint32_t i : own.order()) {
+    const OpRecord& op = all[i];
+    const auto& before = own.before(i);
+    if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
+    auto it = set_.comm_index.find(op.comm_id);
+    if (it == set_.comm_index.end()) continue;
+    auto& groups = comms_[static_cast<size_t>(it->second)].groups;
+    if (op.seq < groups.size()) add_gap(groups[op.seq], *before);
+  }
+  return st;
+}
+
+Alongside GroupTable::ran_alongside(const OpRecord& op) const {
+  if (trace::is_p2p(static_cast<OpKind>(op.op))) return Alongside::kHeld;
+  auto it = set_.comm_index.find(op.comm_id);
+  if (it == set_.comm_index.end()) return Alongside::kHeld;
+  const GroupAgg* g = group(it->second, op.seq);
+  if (g != nullptr && g->ran_alongside) return Alongside::kSeen;
+  return comms_[static_cast<size_t>(it->second)].alongside ? Alongside::kLikely : Alongside::kHeld;
+}
+
 P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {
   auto it = channels_.find({comm, src, dst});
   return it == channels_.end() ? P2PChannel{} : it->second;
 }
 
 void GroupTable::finalize() {
+  any_alongside_ = false;
+  for (auto& cg : comms_) {
+    cg.timed_groups = cg.alongside_groups = 0;
+    for (const GroupAgg& g : cg.groups) {
+      if (g.completed == 0) continue;
+      ++cg.timed_groups;
+      cg.alongside_groups += g.ran_alongside;
+    }
+    // Ops launched together, or threads sharing a file, show it now and then.
+    cg.alongside = cg.alongside_groups >= kMinAlongsideGroups &&
+                   static_cast<double>(cg.alongside_groups) >=
+                       kMinAlongsideFraction * static_cast<double>(cg.timed_groups);
+    any_alongside_ = any_alongside_ || cg.alongside_groups > 0;
+  }
   std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
   for (const auto& c : set_.comms) {
     const auto& groups = comms_[static_cast<size_t>(c.index)].groups;

@@ -13,20 +13,11 @@
 #include <vector>
 
 #include "load/trace_set.h"
+#include "match/own_compute.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 
 namespace ringside::analysis {
-
-inline constexpr int64_t kNever = INT64_MIN;
-
-// Times in this module are job times (clock-aligned ns).
-struct OpTimes {
-  int64_t arrival = kNever;    // device start, else host enter
-  int64_t end = kNever;        // device end, else host exit; kNever if incomplete
-  bool device_started = true;  // false: enqueued on the host, device never started
-};
-OpTimes op_times(const RankInfo& rank, const trace::OpRecord& op);
 
 struct GroupAgg {
   int64_t max_arrival = kNever;
@@ -34,7 +25,9 @@ struct GroupAgg {
   int64_t min_arrival = INT64_MAX;
   int64_t min_end = INT64_MAX;
   int64_t max_end = kNever;
-  int64_t gap_sum = 0;
+  // Members' own compute before the op, summed per reading (match/own_compute.h),
+  // and the squares of the primary reading.
+  ComputeReadings gap_sum{};
   double gap_sq_sum = 0;
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
@@ -47,6 +40,9 @@ struct GroupAgg {
   uint8_t op = 0, dtype = 0;
   bool has_signature = false;
   bool mismatch = false;
+  // A member started another op while in this one: it ran alongside the compute
+  // (match/own_compute.h).
+  bool ran_alongside = false;
   // A member ran another op of its own on another stream while this one was in
   // flight: its transfer time includes that contention, so it does not time the link.
   bool contended = false;
@@ -59,49 +55,18 @@ struct GroupAgg {
   }
 };
 
-// The end of the latest op per stream of one rank.  A compute gap is measured on
-// the op's own stream: ops on other streams (overlapped gradient buckets, a
-// send/recv stream) run concurrently with the compute that precedes it.
-class StreamEnds {
- public:
-  // End of the latest op on `stream`, kNever before its first op.
-  int64_t get(uint64_t stream) const;
-  void update(uint64_t stream, int64_t end);
-
- private:
-  std::vector<std::pair<uint64_t, int64_t>> ends_;
-};
-
-// One rank's ops as time intervals per stream, to attribute its time: how long
-// it was inside ops on streams other than a given one during an interval.  A
-// compute gap on stream S minus that is the rank's own compute before the op
-// (a gradient bucket waiting on its own stream for a backward pass that itself
-// waited in tensor-parallel collectives did not compute all that time); an op
-// whose interval meets ops on other streams contends with them for the links.
-// Holds one rank at a time (a few dozen bytes per op).
-class OwnTimeline {
- public:
-  struct Interval {
-    int64_t begin, end;
-    uint64_t stream;
-  };
-  explicit OwnTimeline(std::vector<Interval> ops);
-  // Time in [from, to) covered by ops on streams other than `stream`, ns.
-  int64_t other_busy(uint64_t stream, int64_t from, int64_t to) const;
-
- private:
-  struct Merged {
-    uint64_t stream;
-    std::vector<int64_t> begin, end,
-        before;  // merged intervals; `before`: covered time before each
-  };
-  std::vector<Merged> by_stream_;
-};
-
 struct CommGroups {
   std::vector<GroupAgg> groups;  // index = seq
   uint64_t collective_ops = 0;   // records of collectives seen on this comm (all ranks)
   uint64_t p2p_ops = 0;          // records of send/recv
+  // Its collectives, and those during which a member started an op on another
+  // stream (match/own_compute.h); counted by finalize().
+  uint64_t timed_groups = 0;
+  uint64_t alongside_groups = 0;
+  // Its ops run alongside the compute: more of them showed it than coincidence
+  // explains, so all are taken to (a member that waited in one did not necessarily
+  // start another op meanwhile).
+  bool alongside = false;
 };
 
 // How far the two sides of one send/recv channel (comm, sender, receiver) got:
@@ -158,6 +123,14 @@ class GroupTable {
   Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
+  // Whether a collective ran alongside the compute: a member showed it, or its
+  // communicator's ops do (false for send/recv and unknown ops).  When any did, the members' own
+  // compute before each op is measured again with that known (match/own_compute.h): reset_gaps(),
+  // then add_gaps() per rank.
+  Alongside ran_alongside(const trace::OpRecord& op) const;
+  bool any_alongside() const { return any_alongside_; }
+  void reset_gaps();
+  Status add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
@@ -195,7 +168,9 @@ class GroupTable {
   };
 
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              StreamEnds& prev_end, const OwnTimeline& timeline, bool from_pending);
+              const ComputeReadings* before, bool contended, bool started_another,
+              bool from_pending);
+  static void add_gap(GroupAgg& g, const ComputeReadings& before);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
                const OpTimes& t, bool contended);
 
@@ -208,12 +183,9 @@ class GroupTable {
   std::vector<CommLinkStats> links_;
   std::vector<std::pair<int, uint64_t>> mismatches_;
   std::map<std::tuple<int, int32_t, int32_t>, P2PChannel> channels_;
+  bool any_alongside_ = false;
   uint64_t records_ = 0;
 };
-
-// The rank's ops (complete ones) as intervals, in job time.
-std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
-                                                 std::span<const trace::OpRecord> ops);
 
 // Keeps at most kMax values, replacing by stride once full (deterministic).
 void bounded_push(std::vector<float>& v, float x, uint64_t seen);

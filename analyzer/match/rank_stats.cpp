@@ -58,10 +58,10 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
                                size_t batch) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
-  int64_t prev_end = kNever;  // of any op: time outside every op is the rank's own
-  StreamEnds stream_end;      // per stream: the compute gap before an op, as in pass 1
-  OwnTimeline timeline({});
-  auto visit = [&](const trace::OpRecord& op) {
+  int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
+  int64_t prev_held_end = kNever;  // of ops that held the rank up
+  auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
+                   bool alongside) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) return;
     const OpTimes t = op_times(rank, op);
@@ -69,16 +69,15 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
     if (prev_end != kNever && t.arrival > prev_end)
       rl.compute_ns += static_cast<double>(t.arrival - prev_end);
-    const int64_t gap_start = stream_end.get(op.stream);
-    if (t.end != kNever && t.end > t.arrival) {
-      const int64_t busy = timeline.other_busy(op.stream, t.arrival, t.end);
-      rl.overlapped_ns += static_cast<double>(busy);
-    }
     if (t.end != kNever) {
       rl.inside_ns +=
           static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, prev_end)));
       prev_end = std::max(prev_end, t.end);
-      stream_end.update(op.stream, t.end);
+    }
+    if (!alongside) {
+      if (prev_held_end != kNever && t.arrival > prev_held_end)
+        rl.compute_held_ns += static_cast<double>(t.arrival - prev_held_end);
+      if (t.end != kNever) prev_held_end = std::max(prev_held_end, t.end);
     }
     if (p2p) return;
     const int ci = it->second;
@@ -90,13 +89,21 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     const CommInfo& comm = set.comms[static_cast<size_t>(ci)];
     const GroupAgg* g = table_.group(ci, op.seq);
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
-    if (gap_start == kNever || t.arrival < gap_start || g->gaps < comm.present) return;
-    // Own compute before the op: the gap on its stream minus time spent inside ops on
-    // the rank's other streams meanwhile (as in pass 1).
-    const double gap = static_cast<double>(t.arrival - gap_start -
-                                           timeline.other_busy(op.stream, gap_start, t.arrival));
-    const double others = (static_cast<double>(g->gap_sum) - gap) / (g->gaps - 1);
-    const double excess = gap - others;
+    if (!before || g->gaps < comm.present) return;
+    // Own compute before the op against the other members' mean, per reading
+    // (match/own_compute.h).  The op counts against the rank only when it is late
+    // under every reading; its excess is the smallest one.
+    double excess = 0;
+    bool late = true;
+    for (int k = 0; k < kReadings; ++k) {
+      const double gap = static_cast<double>((*before)[k]);
+      const double others = (static_cast<double>(g->gap_sum[k]) - gap) / (g->gaps - 1);
+      const double e = gap - others;
+      excess = k == 0 ? e : std::min(excess, e);
+      late = late && e > late_margin_ * others;
+    }
+    const double gap = static_cast<double>((*before)[0]);
+    const double others = (static_cast<double>(g->gap_sum[0]) - gap) / (g->gaps - 1);
     Lateness& l = rl.comm(ci);
     ++l.groups;
     l.gap_sum += gap;
@@ -104,7 +111,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     l.excess_sq_sum += excess * excess;
     if (excess > 0) ++l.excess_positive;
     if (std::max(gap, others) >= kMinInformativeGapNs) {
-      if (excess > late_margin_ * others) {
+      if (late) {
         ++l.above;
       } else {
         ++l.below;
@@ -125,8 +132,9 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     records_ += ops.size();
     return true;
   });
-  timeline = OwnTimeline(own_intervals(rank, all));
-  for (const auto& op : all) visit(op);
+  const OwnCompute own(rank, all,
+                       [this](const trace::OpRecord& op) { return table_.ran_alongside(op); });
+  for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) continue;
@@ -154,9 +162,9 @@ double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
     const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
-      if (g.gaps < 2 || g.gap_sum <= 0) continue;
+      if (g.gaps < 2 || g.gap_sum[0] <= 0) continue;
       const double n = g.gaps;
-      const double mean = static_cast<double>(g.gap_sum) / n;
+      const double mean = static_cast<double>(g.gap_sum[0]) / n;
       const double sd = std::sqrt(std::max(0.0, g.gap_sq_sum / n - mean * mean));
       values.push_back(stat(mean, sd));
     }

@@ -17,7 +17,7 @@ namespace ringside::analysis {
 inline constexpr double kDefaultLateMargin = 0.02;
 // Ops where neither the rank nor its peers computed this long before arriving
 // (back-to-back calls) say nothing about compute speed: not counted as above/below.
-inline constexpr double kMinInformativeGapNs = 20'000;
+inline constexpr double kMinInformativeGapNs = kBackToBackNs;
 
 struct Lateness {
   uint64_t groups = 0;  // complete ops with a measurable gap
@@ -53,8 +53,9 @@ struct RankLateness {
   // work) and time inside them (transfers and waiting for peers), ns.
   double compute_ns = 0;
   double inside_ns = 0;
-  // Time ops of this rank overlapped its ops on other streams (hidden behind them), ns.
-  double overlapped_ns = 0;
+  // Time between ops of communicators that do not run alongside the compute: its own
+  // too, unless it waited for an op that otherwise runs alongside.
+  double compute_held_ns = 0;
   std::vector<std::pair<int, Lateness>> per_comm;  // comm index
   Lateness& comm(int c);
 };
