@@ -81,6 +81,9 @@ std::vector<int64_t> persistently_late_ranks(const Context& ctx);
 std::vector<int> late_nodes(const Context& ctx, const std::vector<int64_t>& late);
 // A rank's lateness pooled over every op it shares, whatever the communicator.
 Lateness pooled_lateness(const Context& ctx, int64_t rank);
+// What a late rank would cost with no slower rank beside it, s: its excess over the
+// ops where it was late, in the communicator where that is largest.
+double potential_cost_s(const Context& ctx, int64_t rank);
 
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
 void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,

@@ -31,6 +31,13 @@ bool late_in(const Context& ctx, const Lateness& l, double threshold) {
 
 }  // namespace
 
+double potential_cost_s(const Context& ctx, int64_t rank) {
+  double most = 0;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
+    most = std::max(most, l.late_excess_ns);
+  return most / 1e9;
+}
+
 Lateness pooled_lateness(const Context& ctx, int64_t rank) {
   Lateness sum;
   for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
@@ -176,7 +183,11 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
   for (int64_t r : remaining) {
     const Lateness l = pooled_lateness(ctx, r);
     const double cost = l.cost_ns / 1e9;
-    if (cost < ctx.th.min_cost_fraction * job) continue;
+    // A rank beside a slower one costs little now (the others wait for that one) and
+    // as much as its own lateness once that one is fixed.
+    const double potential = potential_cost_s(ctx, r);
+    const double min_cost = ctx.th.min_cost_fraction * job;
+    if (std::max(cost, potential) < min_cost) continue;
     Finding f;
     f.kind = "straggler";
     f.subkind = "gpu";
@@ -193,7 +204,11 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
         " of " + std::to_string(l.above + l.below) + " collectives, and arrives last at " +
         fmt("%.0f", 100.0 * static_cast<double>(l.last) /
                         static_cast<double>(std::max<uint64_t>(1, l.groups))) +
-        "% of them; the others waited " + fmt("%.2f", cost) + " s for it. " + cause.sentence;
+        "% of them; the others waited " + fmt("%.2f", cost) + " s for it" +
+        (cost < min_cost ? " (a slower rank hides it; once that one is fixed it would cost about " +
+                               fmt("%.2f", potential) + " s)"
+                         : "") +
+        ". " + cause.sentence;
     f.extra["cause"] = cause.cause;
     f.extra["slowdown"] = rel;
     f.extra["last_arrival_fraction"] =

@@ -19,6 +19,7 @@ void Lateness::add(const Lateness& o) {
   wait_ns += o.wait_ns;
   above += o.above;
   below += o.below;
+  late_excess_ns += o.late_excess_ns;
 }
 
 double Lateness::late_evidence() const {
@@ -113,6 +114,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     if (std::max(gap, others) >= kMinInformativeGapNs) {
       if (late) {
         ++l.above;
+        l.late_excess_ns += excess;
       } else {
         ++l.below;
       }

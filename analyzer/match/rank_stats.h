@@ -28,6 +28,9 @@ struct Lateness {
   double gap_sum = 0;  // own gaps, ns
   double cost_ns = 0;  // time the others waited for this rank because of its excess
   double wait_ns = 0;  // time this rank waited for the last arrival
+  // The excess summed over the ops where it counted as late: what the rank would cost
+  // with no slower rank beside it (a slower one hides it: others wait for that one).
+  double late_excess_ns = 0;
   // Sign counts for the sequential test: ops where the gap exceeded the others' mean
   // by more than the late margin (above), and ops where it did not (below).
   uint64_t above = 0, below = 0;
