@@ -128,7 +128,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (k != Alongside::kHeld) flags_[i] |= kAlongside;
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
-    if ((flags_[i] & kAlongside) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
+    if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
   }
   const OwnTimeline all(own_intervals(rank, ops));
   const OwnTimeline timeline(std::move(held));
@@ -151,11 +151,12 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     prev->second = i;
     if (p.end == kNever || x.arrival < p.end) continue;
     waited_for_stream[i] = x.arrival - p.end < kBackToBackNs;
-    // Where the compute before this op began is unknown after an op that may or may
-    // not have held the rank up, and after one that ran alongside but started when
-    // its stream freed (its start is not where the compute that led to it ended).
+    // After an op that ran alongside, an op that started when its stream freed says
+    // only that the compute before it ended earlier.  Where that compute began is
+    // unknown after an op that may or may not have held the rank up, and after one
+    // that ran alongside but itself started when its stream freed.
     if ((flags_[pi] & kAlongside) != 0 &&
-        ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0)) {
+        ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0 || waited_for_stream[i] != 0)) {
       continue;
     }
     ComputeReadings r;

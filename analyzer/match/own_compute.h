@@ -26,9 +26,10 @@
 // the communicator when enough of its collectives show it.  A collective of such a
 // communicator that showed nothing may still have held the ranks up (the optimizer
 // waits for the last gradient bucket of a step): the op after it on the same stream
-// has no reading, since where its compute began is unknown; nor has the op after one
-// that ran alongside but started only when its stream was free.  An op without a
-// reading on one member is not judged on any (GroupAgg::gaps).
+// has no reading, since where its compute began is unknown.  Nor has an op that,
+// after one that ran alongside, started only when its stream was free (the compute
+// before it ended earlier, by an unknown amount), or that follows such an op.  An
+// op without a reading on one member is not judged on any (GroupAgg::gaps).
 #pragma once
 
 #include <array>

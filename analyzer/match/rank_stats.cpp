@@ -167,7 +167,9 @@ double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
       if (g.gaps < 2 || g.gap_sum[0] <= 0) continue;
       const double n = g.gaps;
       const double mean = static_cast<double>(g.gap_sum[0]) / n;
-      const double sd = std::sqrt(std::max(0.0, g.gap_sq_sum / n - mean * mean));
+      // The sample deviation (n - 1), so that groups of any size measure the same
+      // spread: with two members the population one is 1/sqrt(2) of it.
+      const double sd = std::sqrt(std::max(0.0, (g.gap_sq_sum - n * mean * mean) / (n - 1)));
       values.push_back(stat(mean, sd));
     }
   }
