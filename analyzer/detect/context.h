@@ -3,6 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "load/trace_set.h"
@@ -74,11 +77,24 @@ double median_of(std::vector<T> v) {
 }
 
 // Ranks whose own compute before ops exceeds their peers' persistently (candidates
-// for straggler or structural imbalance), strongest first.
+// for straggler or structural imbalance), strongest first (detect/late_sets.cpp).
 std::vector<int64_t> persistently_late_ranks(const Context& ctx);
-// Nodes (indices) whose ranks are all late together: at least two of them in `late`,
-// and the others of the node late at the level of a test of that node alone.
-std::vector<int> late_nodes(const Context& ctx, const std::vector<int64_t>& late);
+
+// Ranks late together: a node, or a structure of the job's communicators.
+struct LateSet {
+  enum class Kind { kNode, kStage, kReplica, kTensorPosition, kComm };
+  Kind kind = Kind::kNode;
+  std::vector<int64_t> ranks;      // sorted
+  int node = -1;                   // kNode: node index
+  const CommInfo* comm = nullptr;  // a communicator of the structure
+  int position = -1;               // the position in its communicators, if any
+  std::string label;               // "pipeline stage 1 (...)", "node3"
+  std::string advice;              // what to do about a structure doing more work
+};
+// The sets that explain late ranks together, chosen as detect/late_sets.cpp says.
+std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& late);
+// The structure (not a node) whose ranks are exactly `ranks`, if any.
+std::optional<LateSet> structure_of(const Context& ctx, const std::set<int64_t>& ranks);
 // A rank's lateness pooled over every op it shares, whatever the communicator.
 Lateness pooled_lateness(const Context& ctx, int64_t rank);
 // What a late rank would cost with no slower rank beside it, s: its excess over the

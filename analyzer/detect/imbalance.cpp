@@ -1,13 +1,11 @@
 // Workload imbalance: ranks doing different amounts of work.  Two shapes:
-//  - structural: the persistently late ranks are exactly one position of a
-//    family of communicators (a data-parallel replica, a pipeline stage) or the
-//    members of one communicator, are not all the ranks of one node (that is a
-//    node straggler), and their GPUs are not slowed down;
+//  - structural: late ranks that make up a structure of the job (a pipeline stage,
+//    a data-parallel replica, ...: detect/late_sets.cpp) and whose GPUs are not
+//    slowed down; or, where stages meet only in send/recv, ranks that compute
+//    clearly longer than all others and make up such a structure;
 //  - data-dependent: no rank is persistently late, but in some communicator the
-//    members' compute differs widely from op to op and who is last keeps changing.
-// Structure comes from the communicators' roles (match/comm_roles.h), inferred from
-// membership alone, so communicators made by ncclCommSplit and by separate unique ids
-// look the same.
+//    members' compute differs widely from op to op and nobody is last much more
+//    often than the others.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -20,118 +18,26 @@
 namespace ringside::analysis {
 namespace {
 
-// A family: the communicators of one role and size, members disjoint (the
-// tensor-parallel groups, the data-parallel groups, the pipeline groups), with the
-// roles of match/comm_roles.h.  A communicator with the same members as one already
-// taken (a second data-parallel group for another bucket stream) adds nothing.
-struct Family {
-  std::vector<const CommInfo*> comms;
-  std::string role;
-};
-
-bool disjoint(const CommInfo& a, const CommInfo& b) {
-  for (int64_t m : a.members) {
-    if (std::find(b.members.begin(), b.members.end(), m) != b.members.end()) return false;
+// The structure's kind and position as report fields.
+void describe_structure(const LateSet& s, Finding& f) {
+  switch (s.kind) {
+    case LateSet::Kind::kStage:
+      f.extra["structure"] = "pp_stage";
+      break;
+    case LateSet::Kind::kReplica:
+      f.extra["structure"] = "dp_replica";
+      break;
+    case LateSet::Kind::kTensorPosition:
+      f.extra["structure"] = "tp_position";
+      break;
+    default:
+      f.extra["structure"] = "comm";
+      break;
   }
-  return true;
-}
-
-std::vector<Family> comm_families(const Context& ctx) {
-  std::vector<Family> families;
-  std::set<std::vector<int64_t>> seen;
-  for (const auto& c : ctx.set.comms) {
-    if (c.role.empty() || c.role == "world" || c.nranks < 2) continue;
-    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
-    if (!seen.insert(c.members).second) continue;
-    Family* home = nullptr;
-    for (auto& f : families) {
-      if (f.role != c.role || f.comms.front()->nranks != c.nranks) continue;
-      if (std::all_of(f.comms.begin(), f.comms.end(),
-                      [&](const CommInfo* o) { return disjoint(*o, c); })) {
-        home = &f;
-        break;
-      }
-    }
-    if (home == nullptr) {
-      families.emplace_back();
-      home = &families.back();
-      home->role = c.role;
-    }
-    home->comms.push_back(&c);
-  }
-  return families;
-}
-
-struct Structure {
-  std::string label;
-  std::string role;  // "dp_replica", "pp_stage", "tp_position", "comm"
-  std::string advice;
-  const CommInfo* comm = nullptr;
-  int position = -1;
-};
-
-// Finds a communicator structure whose ranks are exactly `late`: one position
-// across a family (data-parallel replicas first, then pipeline stages), else the
-// members of one communicator.
-bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structure& out) {
-  std::vector<Family> families = comm_families(ctx);
-  auto order = [](const std::string& role) { return role == "dp" ? 0 : role == "pp" ? 1 : 2; };
-  std::stable_sort(families.begin(), families.end(),
-                   [&](const Family& a, const Family& b) { return order(a.role) < order(b.role); });
-  for (const Family& fam : families) {
-    if (fam.comms.size() < 2) continue;
-    const size_t n = fam.comms.front()->members.size();
-    for (size_t pos = 0; pos < n; ++pos) {
-      std::set<int64_t> at;
-      for (const CommInfo* c : fam.comms) at.insert(c->members[pos]);
-      if (at != late) continue;
-      out.comm = fam.comms.front();
-      out.position = static_cast<int>(pos);
-      const std::string across = " (position " + std::to_string(pos) + " in each of the " +
-                                 std::to_string(fam.comms.size()) + " " + std::to_string(n) +
-                                 "-rank communicators of that role)";
-      if (fam.role == "dp") {
-        out.role = "dp_replica";
-        out.label = "data-parallel replica " + std::to_string(pos) + across;
-        out.advice =
-            "this replica gets more work per step than the others: balance the data across "
-            "replicas (per-replica batch size or token count, length-bucketed sampling)";
-      } else if (fam.role == "pp") {
-        out.role = "pp_stage";
-        out.label = "pipeline stage " + std::to_string(pos) + across;
-        out.advice = "this stage does more work than the others: move layers off it";
-      } else {
-        out.role = "tp_position";
-        out.label = "tensor-parallel position " + std::to_string(pos) + across;
-        out.advice =
-            "this shard of the tensor-parallel layers does more work: check how the layers are "
-            "split";
-      }
-      return true;
-    }
-  }
-  for (const auto& c : ctx.set.comms) {
-    if (c.nranks == ctx.set.world_size) continue;
-    std::set<int64_t> members(c.members.begin(), c.members.end());
-    if (members != late) continue;
-    out.comm = &c;
-    // Ranks that send to or receive from ranks outside the set are a pipeline stage.
-    bool p2p_out = false;
-    for (const auto& p : ctx.groups.p2p()) {
-      p2p_out = p2p_out || (members.count(p.src) != members.count(p.dst));
-    }
-    if (p2p_out) {
-      out.role = "pp_stage";
-      out.label = "a pipeline stage (the members of " + c.label + ")";
-      out.advice = "this stage does more work than the others: move layers off it";
-    } else {
-      out.role = "comm";
-      out.label = "the members of " + c.label;
-      out.advice = "these ranks get more work than the others: check how work is partitioned";
-    }
-    return true;
-  }
-  return false;
+  if (s.position < 0) return;
+  f.extra[s.kind == LateSet::Kind::kReplica ? "replica"
+          : s.kind == LateSet::Kind::kStage ? "stage"
+                                            : "position"] = s.position;
 }
 
 // The ranks that compute clearly longer between communication calls than all
@@ -175,10 +81,9 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
   if (heavy.empty() || heavy != heavy_compute_ranks(ctx, &RankLateness::compute_held_ns))
     return false;
   const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
-  Structure s;
-  if (gpu_cause(ctx, heavy_list).cause != "unknown" || !match_structure(ctx, heavy, s)) {
-    return false;
-  }
+  const std::optional<LateSet> structure = structure_of(ctx, heavy);
+  if (!structure || gpu_cause(ctx, heavy_list).cause != "unknown") return false;
+  const LateSet& s = *structure;
   const auto& ranks = ctx.stats.ranks();
   double heavy_compute = 0, light_compute = 0, heavy_inside = 0, light_inside = 0;
   size_t light_n = 0;
@@ -211,8 +116,7 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
                fmt("%.2f", cost) + " s longer inside send/recv and collectives: " + s.advice + ".";
   f.extra["pattern"] = "structural";
   f.extra["signal"] = "compute_time";
-  f.extra["structure"] = s.role;
-  if (s.position >= 0) f.extra[s.role == "dp_replica" ? "replica" : "stage"] = s.position;
+  describe_structure(s, f);
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
   f.confidence = 0.7;
   f.next_command = next_command_for_imbalance(ctx, true);
@@ -225,74 +129,59 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
-  // All ranks of one node late together are a node straggler, even when that node
-  // holds exactly one replica or stage: the node is the simpler explanation, and
-  // detect_stragglers reports it.  The structure is judged on the other late ranks.
-  // The exception is a pipeline stage: stages are commonly unbalanced (embeddings, the
-  // loss), so a stage that is also a node is reported as the stage, saying so.
-  std::set<int64_t> late_set(late.begin(), late.end());
-  const std::vector<int> nodes = late_nodes(ctx, late);
-  Structure s;
-  bool matched = late_set.size() >= 2 && match_structure(ctx, late_set, s);
-  if (!matched || s.role != "pp_stage") {
-    for (int ni : nodes) {
-      for (int64_t r : ctx.set.node_ranks[static_cast<size_t>(ni)]) late_set.erase(r);
+  // Late ranks that make up a structure of the job (not a node: detect_stragglers
+  // reports those) with healthy GPU counters get more work than the rest.
+  bool structural = false;
+  for (const LateSet& s : late_sets(ctx, late)) {
+    if (s.kind == LateSet::Kind::kNode) continue;
+    if (gpu_cause(ctx, s.ranks).cause != "unknown") continue;
+    structural = true;
+    Lateness sum;
+    for (int64_t r : s.ranks) sum.add(pooled_lateness(ctx, r));
+    Finding f;
+    f.kind = "imbalance";
+    f.subkind = "structural";
+    f.ranks = s.ranks;
+    f.nodes = ctx.nodes_of(f.ranks);
+    f.comm = s.comm->id;
+    f.comm_label = s.comm->label;
+    f.cost_s = sum.cost_ns / 1e9;
+    const double rel = sum.mean_gap() > sum.mean_excess()
+                           ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
+                           : 0;
+    f.evidence = std::to_string(s.ranks.size()) + " ranks forming " + s.label +
+                 " consistently compute " + fmt("%.0f", 100 * rel) +
+                 "% longer before the ops they share with the rest, with healthy GPU "
+                 "counters (the others waited " +
+                 fmt("%.2f", f.cost_s) + " s): " + s.advice + ".";
+    const std::vector<std::string> on = ctx.nodes_of(s.ranks);
+    if (on.size() == 1 && ctx.set.nodes.size() > 1 &&
+        ctx.set.node_ranks[static_cast<size_t>(
+                               ctx.set.ranks[static_cast<size_t>(s.ranks.front())].node_index)]
+                .size() == s.ranks.size()) {
+      f.evidence += " They are also exactly the ranks of " + on.front() +
+                    ", which a slow node would look the same as.";
     }
-    matched = late_set.size() >= 2 && match_structure(ctx, late_set, s);
+    f.extra["pattern"] = "structural";
+    describe_structure(s, f);
+    f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
+    f.confidence = 0.75;
+    f.next_command = next_command_for_imbalance(ctx, true);
+    if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    late.erase(std::remove_if(late.begin(), late.end(),
+                              [&](int64_t r) {
+                                return std::binary_search(s.ranks.begin(), s.ranks.end(), r);
+                              }),
+               late.end());
   }
-  if (matched) {
-    const std::vector<int64_t> candidates(late_set.begin(), late_set.end());
-    const bool slowed = gpu_cause(ctx, candidates).cause != "unknown";
-    if (!slowed) {
-      Lateness sum;
-      for (int64_t r : candidates) sum.add(pooled_lateness(ctx, r));
-      Finding f;
-      f.kind = "imbalance";
-      f.subkind = "structural";
-      f.ranks = candidates;
-      f.nodes = ctx.nodes_of(f.ranks);
-      f.comm = s.comm->id;
-      f.comm_label = s.comm->label;
-      f.cost_s = sum.cost_ns / 1e9;
-      const double rel = sum.mean_gap() > sum.mean_excess()
-                             ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
-                             : 0;
-      f.evidence = std::to_string(candidates.size()) + " ranks forming " + s.label +
-                   " consistently compute " + fmt("%.0f", 100 * rel) +
-                   "% longer before the ops they share with the rest, with healthy GPU "
-                   "counters (the others waited " +
-                   fmt("%.2f", f.cost_s) + " s): " + s.advice + ".";
-      const std::vector<std::string> on = ctx.nodes_of(candidates);
-      if (on.size() == 1 && ctx.set.node_ranks.size() > 1 &&
-          ctx.set.node_ranks[static_cast<size_t>(
-                                 ctx.set.ranks[static_cast<size_t>(candidates.front())].node_index)]
-                  .size() == candidates.size()) {
-        f.evidence += " They are also exactly the ranks of " + on.front() +
-                      ", which a slow node would look the same as.";
-      }
-      f.extra["pattern"] = "structural";
-      f.extra["structure"] = s.role;
-      if (s.position >= 0) f.extra[s.role == "dp_replica" ? "replica" : "stage"] = s.position;
-      f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
-      f.confidence = 0.75;
-      f.next_command = next_command_for_imbalance(ctx, true);
-      if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
-      late.erase(std::remove_if(late.begin(), late.end(),
-                                [&](int64_t r) { return late_set.count(r) != 0; }),
-                 late.end());
-      return;
-    }
-  }
-  if (!late.empty()) return;
+  if (structural || !late.empty()) return;
   if (detect_heavy_stage(ctx, out)) return;
   // Data-dependent: lateness with no persistent owner, judged per communicator (the
   // spread is between replicas or stages; communicators inside a replica, where every
   // member does the same work, would hide it in a job-wide median).
   const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
   const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
-  double cost = 0, cv = 0;
-  uint64_t lasts = 0, top_last = 0;
-  size_t members = 2;
+  double cost = 0, cv = 0, top_share = 0;
   std::map<int64_t, double> cost_by_rank;
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
@@ -300,23 +189,32 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
         sd_by_comm[ci] < ctx.th.imbalance_min_sd_ns) {
       continue;
     }
+    uint64_t lasts = 0, top_last = 0;
+    for (int64_t m : c.members) {
+      if (m < 0) continue;
+      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
+        if (cj != c.index) continue;
+        lasts += l.last;
+        top_last = std::max(top_last, l.last);
+      }
+    }
+    // No owner: nobody is last much more often than a fair share would allow (a
+    // communicator with one has a rank doing more, not data that varies).
+    if (lasts == 0) continue;
+    const double share = static_cast<double>(top_last) / static_cast<double>(lasts);
+    if (share > std::max(0.5, 2.0 / static_cast<double>(c.present))) return;
     cv = std::max(cv, cv_by_comm[ci]);
-    members = std::max(members, static_cast<size_t>(c.present));
+    top_share = std::max(top_share, share);
     for (int64_t m : c.members) {
       if (m < 0) continue;
       for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
         if (cj != c.index) continue;
         cost += l.cost_ns / 1e9;
         cost_by_rank[m] += l.cost_ns;
-        lasts += l.last;
-        top_last = std::max(top_last, l.last);
       }
     }
   }
-  if (lasts == 0 || cost < ctx.th.imbalance_min_cost_fraction * job) return;
-  // No owner: nobody is last much more often than a fair share would allow.
-  const double top_share = static_cast<double>(top_last) / static_cast<double>(lasts);
-  if (top_share > std::max(0.5, 2.0 / static_cast<double>(members))) return;
+  if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   for (const auto& [r, c] : cost_by_rank) {
     if (c > 0) by_cost.emplace_back(c, r);

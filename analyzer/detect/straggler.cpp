@@ -1,7 +1,6 @@
-// Stragglers: same work, slower device.  A rank is late when its own compute
-// before an op (see rank_stats.h) exceeds the other members' for the same op,
-// persistently: a sequential sign test per (rank, communicator) and per rank
-// over every op it shares, with a false-alarm rate bounded for the whole job.
+// Stragglers: same work, slower device.  The late ranks (detect/late_sets.cpp) that
+// no structure explains are stragglers: a whole node late together is one, else each
+// rank on its own.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,90 +11,6 @@
 #include "report/next_command.h"
 
 namespace ringside::analysis {
-namespace {
-
-// Tests made on the job: one per (rank, comm) and one per rank pooled over its comms.
-size_t test_count(const Context& ctx) {
-  size_t n = 0;
-  for (const auto& rl : ctx.stats.ranks()) {
-    size_t comms = 0;
-    for (const auto& [ci, l] : rl.per_comm) comms += l.above + l.below > 0;
-    n += comms + (comms > 1);
-  }
-  return std::max<size_t>(n, 1);
-}
-
-bool late_in(const Context& ctx, const Lateness& l, double threshold) {
-  return l.groups >= static_cast<uint64_t>(ctx.th.min_groups) && l.late_evidence() >= threshold;
-}
-
-}  // namespace
-
-double potential_cost_s(const Context& ctx, int64_t rank) {
-  double most = 0;
-  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
-    most = std::max(most, l.late_excess_ns);
-  return most / 1e9;
-}
-
-Lateness pooled_lateness(const Context& ctx, int64_t rank) {
-  Lateness sum;
-  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
-  return sum;
-}
-
-std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
-  // Judged per communicator (a heavier pipeline stage is only visible in the comms
-  // that mix stages and would be diluted in a rank-wide count) and over every op the
-  // rank shares (a small slowdown seen in each comm a little).  Bonferroni over all
-  // these tests keeps the job-wide false-alarm rate at late_alpha.
-  const auto& ranks = ctx.stats.ranks();
-  const double threshold = std::log(static_cast<double>(test_count(ctx)) / ctx.th.late_alpha);
-  std::vector<std::pair<double, int64_t>> late;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    double strength = 0;
-    bool is_late = false;
-    for (const auto& [ci, l] : ranks[r].per_comm) {
-      if (!late_in(ctx, l, threshold)) continue;
-      is_late = true;
-      strength = std::max(strength, l.mean_excess());
-    }
-    const Lateness pooled = pooled_lateness(ctx, static_cast<int64_t>(r));
-    if (ranks[r].per_comm.size() > 1 && late_in(ctx, pooled, threshold)) {
-      is_late = true;
-      strength = std::max(strength, pooled.mean_excess());
-    }
-    if (is_late) late.emplace_back(strength, static_cast<int64_t>(r));
-  }
-  std::sort(late.rbegin(), late.rend());
-  std::vector<int64_t> out;
-  for (const auto& [e, r] : late) out.push_back(r);
-  return out;
-}
-
-std::vector<int> late_nodes(const Context& ctx, const std::vector<int64_t>& late) {
-  std::vector<int> out;
-  if (ctx.set.nodes.size() < 2) return out;
-  for (size_t ni = 0; ni < ctx.set.nodes.size(); ++ni) {
-    const auto& node_ranks = ctx.set.node_ranks[ni];
-    if (node_ranks.size() < 2) continue;
-    size_t in_late = 0;
-    for (int64_t r : node_ranks) in_late += std::find(late.begin(), late.end(), r) != late.end();
-    if (in_late < 2) continue;
-    // Given that two ranks of the node are late, the node hypothesis is tested on its
-    // other ranks alone (Bonferroni over the node's ranks).
-    const double threshold = std::log(static_cast<double>(node_ranks.size()) / ctx.th.late_alpha);
-    bool all = true;
-    for (int64_t r : node_ranks) {
-      if (std::find(late.begin(), late.end(), r) != late.end()) continue;
-      all = all && late_in(ctx, pooled_lateness(ctx, r), threshold);
-    }
-    // Every node late is no node late: lateness is relative to the peers.
-    if (all) out.push_back(static_cast<int>(ni));
-  }
-  if (out.size() == ctx.set.nodes.size()) out.clear();
-  return out;
-}
 
 CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
   std::vector<double> peer_clocks;
@@ -149,7 +64,9 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
   const double job = ctx.job_seconds();
   std::vector<int64_t> remaining = late;
   // A whole node late together (noisy neighbour, node-level problem) is one finding.
-  for (int ni : late_nodes(ctx, late)) {
+  for (const LateSet& set : late_sets(ctx, late)) {
+    if (set.kind != LateSet::Kind::kNode) continue;
+    const int ni = set.node;
     const auto& node_ranks = ctx.set.node_ranks[static_cast<size_t>(ni)];
     const std::string& node = ctx.set.nodes[static_cast<size_t>(ni)];
     Finding f;
