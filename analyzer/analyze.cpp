@@ -70,8 +70,17 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   if (exclude_unreadable_ranks(set)) matched = match();
   GroupTable& table = *matched;
   table.finalize();
+  // Jobs whose communication runs alongside their compute (gradient buckets on a
+  // stream of their own) are measured again once that is known.
+  if (table.any_alongside()) {
+    table.reset_gaps();
+    for_each_rank_file(set, progress, "attributing compute",
+                       [&](const RankInfo& ri, const trace::TraceReader& r) {
+                         return table.add_gaps(ri, r, options.batch);
+                       });
+  }
   infer_comm_roles(set, table);
-  RankStatsPass stats(table);
+  RankStatsPass stats(table, options.thresholds.late_margin);
   for_each_rank_file(set, progress, "measuring lateness",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
                        return stats.add_rank(ri, r, options.batch);
@@ -106,23 +115,45 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
 
   // The ranks most behind their peers, whether or not they were reported:
   // lets a reader see how close to the thresholds a run was.
-  std::vector<std::pair<double, int64_t>> order;
+  // Ordered by the strongest evidence of lateness in any of its communicators (what
+  // the straggler test decides on), then by mean excess.
+  std::vector<std::tuple<double, double, int64_t>> order;
   for (size_t r = 0; r < stats.ranks().size(); ++r) {
-    if (stats.ranks()[r].total.groups > 0)
-      order.emplace_back(stats.ranks()[r].total.mean_excess(), static_cast<int64_t>(r));
+    const RankLateness& rl = stats.ranks()[r];
+    if (rl.total.groups == 0) continue;
+    double evidence = rl.total.late_evidence();
+    for (const auto& [ci, lc] : rl.per_comm) evidence = std::max(evidence, lc.late_evidence());
+    order.emplace_back(evidence, rl.total.mean_excess(), static_cast<int64_t>(r));
   }
   std::sort(order.rbegin(), order.rend());
   nlohmann::json top = nlohmann::json::array();
   for (size_t i = 0; i < order.size() && i < 8; ++i) {
-    const Lateness& l = stats.ranks()[static_cast<size_t>(order[i].second)].total;
-    top.push_back({{"rank", order[i].second},
+    const int64_t rank = std::get<2>(order[i]);
+    const RankLateness& rl = stats.ranks()[static_cast<size_t>(rank)];
+    const Lateness& l = rl.total;
+    nlohmann::json per_comm = nlohmann::json::array();
+    for (const auto& [ci, lc] : rl.per_comm) {
+      per_comm.push_back(
+          {{"comm", set.comms[static_cast<size_t>(ci)].label},
+           {"ran_alongside", table.comms()[static_cast<size_t>(ci)].alongside_groups},
+           {"ops", lc.groups},
+           {"mean_excess_ms", lc.mean_excess() / 1e6},
+           {"late_ops", lc.above},
+           {"not_late_ops", lc.below},
+           {"late_evidence", lc.late_evidence()}});
+    }
+    top.push_back({{"rank", rank},
                    {"ops", l.groups},
                    {"mean_excess_ms", l.mean_excess() / 1e6},
                    {"mean_gap_ms", l.mean_gap() / 1e6},
                    {"t", l.t_stat()},
                    {"positive_fraction", l.positive_fraction()},
+                   {"late_ops", l.above},
+                   {"not_late_ops", l.below},
+                   {"late_evidence", l.late_evidence()},
                    {"last", l.last},
-                   {"cost_s", l.cost_ns / 1e9}});
+                   {"cost_s", l.cost_ns / 1e9},
+                   {"per_comm", per_comm}});
   }
   report.extra["late_ranks"] = top;
   report.extra["gap_cv"] = stats.median_gap_cv();

@@ -14,6 +14,7 @@ void add_synth_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> faults;
     std::string buckets;
     std::string tp_bytes, pp_bytes;
+    std::string comm_init = "split";
   };
   auto a = std::make_shared<Args>();
   synth::SynthSpec& s = a->spec;
@@ -36,6 +37,15 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--pp", s.pp, "pipeline stages")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  cmd->add_option("--comm-init", a->comm_init,
+                  "how the tp/pp/dp communicators are made: split (ncclCommSplit of the world) "
+                  "or uniqueid (each from its own unique id, as PyTorch's new_group does)")
+      ->check(CLI::IsMember({"split", "uniqueid"}))
+      ->capture_default_str();
+  cmd->add_flag("--comm-streams", s.comm_streams,
+                "each communicator's ops on a stream of its own (as PyTorch process groups do)");
+  cmd->add_flag("--overlap", s.overlap,
+                "gradient buckets all-reduced on their own stream during the backward pass");
   cmd->add_option("--tp-ops", s.tp_ops, "tensor-parallel all-reduces per step")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
@@ -69,13 +79,15 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--fault", a->faults,
       "inject a fault (repeatable): straggler:rank=R,factor=F | throttle:rank=R[,factor=F] | "
-      "imbalance:amount=A | heavy_stage:stage=S,factor=F | slow_nic:node=N,factor=F | "
+      "slow_node:node=N,factor=F | imbalance:amount=A | heavy_stage:stage=S,factor=F | "
+      "heavy_replica:replica=D,factor=F | slow_nic:node=N,factor=F | "
       "slow_pair:a=N1,b=N2,factor=F | slow_p2p:rank=R,peer=P,factor=F | stop:rank=R,op=N | "
       "all_stuck:op=N | stall:rank=R,op=N | "
       "desync:rank=R,op=N | crash:rank=R,op=N | missing:rank=R | xid:rank=R[,code=C,step=S] | "
       "ecc:rank=R[,step=S]   (op N = the N-th op of the world communicator, from 0)");
   cmd->callback([a, &exit_code] {
     synth::SynthSpec& spec = a->spec;
+    spec.unique_ids = a->comm_init == "uniqueid";
     auto bytes = [](const std::string& flag, const std::string& text) {
       auto v = config::parse_bytes(text);
       if (!v.ok() || v.value() == 0)

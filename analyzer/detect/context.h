@@ -3,6 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "load/trace_set.h"
@@ -13,12 +16,15 @@
 namespace ringside::analysis {
 
 struct Thresholds {
-  double min_cost_fraction = 0.01;   // a slowdown must cost >= 1% of the job to be reported
-  int min_groups = 8;                // ops a rank must share with peers before judging it
-  double straggler_t = 6;            // t statistic of the mean gap excess
-  double straggler_positive = 0.65;  // fraction of ops where its gap exceeds its peers'
-  double straggler_min_rel = 0.005;  // mean excess relative to the typical gap
-  double imbalance_cv = 0.08;        // median spread (CV) of members' gaps for data imbalance
+  double min_cost_fraction = 0.01;  // a slowdown must cost >= 1% of the job to be reported
+  int min_groups = 8;               // ops a rank must share with peers before judging it
+  // Lateness: the sequential sign test of rank_stats.h.  An op counts against a rank when
+  // its own compute before the op exceeds the other members' by more than `late_margin`
+  // of theirs; `late_alpha` bounds the chance that any rank of a healthy job is called
+  // late (split over all the tests made, Bonferroni).
+  double late_margin = kDefaultLateMargin;
+  double late_alpha = 0.01;
+  double imbalance_cv = 0.08;  // median spread (CV) of members' gaps for data imbalance
   // ... and that spread in absolute terms: microsecond gaps between back-to-back
   // collectives (benchmarks) vary by launch jitter, not by work.
   // Data-dependent imbalance has no culprit to fix, and shared hosts add a few percent
@@ -70,9 +76,30 @@ double median_of(std::vector<T> v) {
   return static_cast<double>(*mid);
 }
 
-// Ranks whose compute gaps exceed their peers' persistently (candidates for
-// straggler or structural imbalance), strongest first.
+// Ranks whose own compute before ops exceeds their peers' persistently (candidates
+// for straggler or structural imbalance), strongest first (detect/late_sets.cpp).
 std::vector<int64_t> persistently_late_ranks(const Context& ctx);
+
+// Ranks late together: a node, or a structure of the job's communicators.
+struct LateSet {
+  enum class Kind { kNode, kStage, kReplica, kTensorPosition, kComm };
+  Kind kind = Kind::kNode;
+  std::vector<int64_t> ranks;      // sorted
+  int node = -1;                   // kNode: node index
+  const CommInfo* comm = nullptr;  // a communicator of the structure
+  int position = -1;               // the position in its communicators, if any
+  std::string label;               // "pipeline stage 1 (...)", "node3"
+  std::string advice;              // what to do about a structure doing more work
+};
+// The sets that explain late ranks together, chosen as detect/late_sets.cpp says.
+std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& late);
+// The structure (not a node) whose ranks are exactly `ranks`, if any.
+std::optional<LateSet> structure_of(const Context& ctx, const std::set<int64_t>& ranks);
+// A rank's lateness pooled over every op it shares, whatever the communicator.
+Lateness pooled_lateness(const Context& ctx, int64_t rank);
+// What a late rank would cost with no slower rank beside it, s: its excess over the
+// ops where it was late, in the communicator where that is largest.
+double potential_cost_s(const Context& ctx, int64_t rank);
 
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
 void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,

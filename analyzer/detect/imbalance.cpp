@@ -1,9 +1,11 @@
 // Workload imbalance: ranks doing different amounts of work.  Two shapes:
-//  - structural: the persistently late ranks are exactly one position of a
-//    family of sibling communicators (a pipeline stage) or the members of one
-//    communicator, and their GPUs are not slowed down;
-//  - data-dependent: no rank is persistently late, but the members' compute
-//    gaps differ widely from op to op and who is last keeps changing.
+//  - structural: late ranks that make up a structure of the job (a pipeline stage,
+//    a data-parallel replica, ...: detect/late_sets.cpp) and whose GPUs are not
+//    slowed down; or, where stages meet only in send/recv, ranks that compute
+//    clearly longer than all others and make up such a structure;
+//  - data-dependent: no rank is persistently late, but in some communicator the
+//    members' compute differs widely from op to op and nobody is last much more
+//    often than the others.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -16,61 +18,37 @@
 namespace ringside::analysis {
 namespace {
 
-struct Structure {
-  std::string label;
-  const CommInfo* comm = nullptr;
-  int position = -1;
-};
-
-// Finds a communicator structure whose ranks are exactly `late`.
-bool match_structure(const Context& ctx, const std::set<int64_t>& late, Structure& out) {
-  // Sibling families: splits of the same parent with the same ordinal and size.
-  std::map<std::tuple<uint64_t, uint32_t, int>, std::vector<const CommInfo*>> families;
-  for (const auto& c : ctx.set.comms) {
-    if (c.parent != 0 && c.nranks >= 2) families[{c.parent, c.ordinal, c.nranks}].push_back(&c);
+// The structure's kind and position as report fields.
+void describe_structure(const LateSet& s, Finding& f) {
+  switch (s.kind) {
+    case LateSet::Kind::kStage:
+      f.extra["structure"] = "pp_stage";
+      break;
+    case LateSet::Kind::kReplica:
+      f.extra["structure"] = "dp_replica";
+      break;
+    case LateSet::Kind::kTensorPosition:
+      f.extra["structure"] = "tp_position";
+      break;
+    default:
+      f.extra["structure"] = "comm";
+      break;
   }
-  for (const auto& [key, fam] : families) {
-    const int n = std::get<2>(key);
-    for (int pos = 0; pos < n; ++pos) {
-      std::set<int64_t> at;
-      for (const CommInfo* c : fam) {
-        if (static_cast<size_t>(pos) < c->members.size() &&
-            c->members[static_cast<size_t>(pos)] >= 0) {
-          at.insert(c->members[static_cast<size_t>(pos)]);
-        }
-      }
-      if (at == late) {
-        out.comm = fam.front();
-        out.position = pos;
-        out.label = "pipeline stage " + std::to_string(pos) + " (position " + std::to_string(pos) +
-                    " in each of the " + std::to_string(fam.size()) + " " + std::to_string(n) +
-                    "-rank communicators split with ordinal " + std::to_string(std::get<1>(key)) +
-                    ")";
-        return true;
-      }
-    }
-  }
-  for (const auto& c : ctx.set.comms) {
-    if (c.nranks == ctx.set.world_size) continue;
-    std::set<int64_t> members(c.members.begin(), c.members.end());
-    if (members == late) {
-      out.comm = &c;
-      out.label = "the members of " + c.label;
-      return true;
-    }
-  }
-  return false;
+  if (s.position < 0) return;
+  f.extra[s.kind == LateSet::Kind::kReplica ? "replica"
+          : s.kind == LateSet::Kind::kStage ? "stage"
+                                            : "position"] = s.position;
 }
 
 // The ranks that compute clearly longer between communication calls than all
 // the others (the upper side of the widest gap in the sorted compute times),
 // or empty.  Catches stages that meet only in send/recv, where no collective
-// measures their lateness.
-std::set<int64_t> heavy_compute_ranks(const Context& ctx) {
+// measures their lateness.  `compute` is one of the two measures of rank_stats.h.
+std::set<int64_t> heavy_compute_ranks(const Context& ctx, double RankLateness::*compute) {
   const auto& ranks = ctx.stats.ranks();
   std::vector<std::pair<double, int64_t>> by_compute;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    if (ranks[r].compute_ns > 0) by_compute.emplace_back(ranks[r].compute_ns, r);
+    if (ranks[r].*compute > 0) by_compute.emplace_back(ranks[r].*compute, r);
   }
   if (by_compute.size() < 3) return {};
   std::sort(by_compute.begin(), by_compute.end());
@@ -96,13 +74,16 @@ std::set<int64_t> heavy_compute_ranks(const Context& ctx) {
 
 // Structural imbalance seen in compute time rather than collective lateness.
 bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
-  const std::set<int64_t> heavy = heavy_compute_ranks(ctx);
-  if (heavy.empty()) return false;
-  const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
-  Structure s;
-  if (gpu_cause(ctx, heavy_list).cause != "unknown" || !match_structure(ctx, heavy, s)) {
+  // Time outside every op misses compute done while ops that run alongside were in
+  // flight; time outside the others counts waiting for them (the optimizer waits for
+  // the last bucket).  Both must single out the same ranks.
+  const std::set<int64_t> heavy = heavy_compute_ranks(ctx, &RankLateness::compute_ns);
+  if (heavy.empty() || heavy != heavy_compute_ranks(ctx, &RankLateness::compute_held_ns))
     return false;
-  }
+  const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
+  const std::optional<LateSet> structure = structure_of(ctx, heavy);
+  if (!structure || gpu_cause(ctx, heavy_list).cause != "unknown") return false;
+  const LateSet& s = *structure;
   const auto& ranks = ctx.stats.ranks();
   double heavy_compute = 0, light_compute = 0, heavy_inside = 0, light_inside = 0;
   size_t light_n = 0;
@@ -128,14 +109,14 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
   f.comm_label = s.comm->label;
   f.cost_s = cost;
   const double more = 100 * (heavy_compute / hn / (light_compute / ln) - 1);
-  f.evidence =
-      std::to_string(heavy.size()) + " ranks forming " + s.label + " compute " + fmt("%.0f", more) +
-      "% longer between communication calls than the rest, with healthy GPU counters, "
-      "while the others wait " +
-      fmt("%.2f", cost) + " s longer inside send/recv and collectives: the partitioning is uneven.";
+  f.evidence = std::to_string(heavy.size()) + " ranks forming " + s.label + " compute " +
+               fmt("%.0f", more) +
+               "% longer between communication calls than the rest, with healthy GPU counters, "
+               "while the others wait " +
+               fmt("%.2f", cost) + " s longer inside send/recv and collectives: " + s.advice + ".";
   f.extra["pattern"] = "structural";
   f.extra["signal"] = "compute_time";
-  if (s.position >= 0) f.extra["stage"] = s.position;
+  describe_structure(s, f);
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
   f.confidence = 0.7;
   f.next_command = next_command_for_imbalance(ctx, true);
@@ -148,65 +129,96 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
 void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
-  if (late.size() >= 2) {
-    std::set<int64_t> late_set(late.begin(), late.end());
-    Structure s;
-    const bool slowed = gpu_cause(ctx, late).cause != "unknown";
-    if (!slowed && match_structure(ctx, late_set, s)) {
-      Lateness sum;  // in the comm where each rank is most behind
-      for (int64_t r : late) {
-        const Lateness* worst = nullptr;
-        for (const auto& [ci, l] : ranks[static_cast<size_t>(r)].per_comm) {
-          if (worst == nullptr || l.mean_excess() > worst->mean_excess()) worst = &l;
-        }
-        if (worst != nullptr) sum.add(*worst);
+  // Late ranks that make up a structure of the job (not a node: detect_stragglers
+  // reports those) with healthy GPU counters get more work than the rest.
+  bool structural = false;
+  for (const LateSet& s : late_sets(ctx, late)) {
+    if (s.kind == LateSet::Kind::kNode) continue;
+    if (gpu_cause(ctx, s.ranks).cause != "unknown") continue;
+    structural = true;
+    Lateness sum;
+    for (int64_t r : s.ranks) sum.add(pooled_lateness(ctx, r));
+    Finding f;
+    f.kind = "imbalance";
+    f.subkind = "structural";
+    f.ranks = s.ranks;
+    f.nodes = ctx.nodes_of(f.ranks);
+    f.comm = s.comm->id;
+    f.comm_label = s.comm->label;
+    f.cost_s = sum.cost_ns / 1e9;
+    const double rel = sum.mean_gap() > sum.mean_excess()
+                           ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
+                           : 0;
+    f.evidence = std::to_string(s.ranks.size()) + " ranks forming " + s.label +
+                 " consistently compute " + fmt("%.0f", 100 * rel) +
+                 "% longer before the ops they share with the rest, with healthy GPU "
+                 "counters (the others waited " +
+                 fmt("%.2f", f.cost_s) + " s): " + s.advice + ".";
+    const std::vector<std::string> on = ctx.nodes_of(s.ranks);
+    if (on.size() == 1 && ctx.set.nodes.size() > 1 &&
+        ctx.set.node_ranks[static_cast<size_t>(
+                               ctx.set.ranks[static_cast<size_t>(s.ranks.front())].node_index)]
+                .size() == s.ranks.size()) {
+      f.evidence += " They are also exactly the ranks of " + on.front() +
+                    ", which a slow node would look the same as.";
+    }
+    f.extra["pattern"] = "structural";
+    describe_structure(s, f);
+    f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
+    f.confidence = 0.75;
+    f.next_command = next_command_for_imbalance(ctx, true);
+    if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    late.erase(std::remove_if(late.begin(), late.end(),
+                              [&](int64_t r) {
+                                return std::binary_search(s.ranks.begin(), s.ranks.end(), r);
+                              }),
+               late.end());
+  }
+  if (structural || !late.empty()) return;
+  if (detect_heavy_stage(ctx, out)) return;
+  // Data-dependent: lateness with no persistent owner, judged per communicator (the
+  // spread is between replicas or stages; communicators inside a replica, where every
+  // member does the same work, would hide it in a job-wide median).
+  const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
+  const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
+  double cost = 0, cv = 0, top_share = 0;
+  std::map<int64_t, double> cost_by_rank;
+  for (const auto& c : ctx.set.comms) {
+    const size_t ci = static_cast<size_t>(c.index);
+    if (c.present < 2 || cv_by_comm[ci] < ctx.th.imbalance_cv ||
+        sd_by_comm[ci] < ctx.th.imbalance_min_sd_ns) {
+      continue;
+    }
+    uint64_t lasts = 0, top_last = 0;
+    for (int64_t m : c.members) {
+      if (m < 0) continue;
+      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
+        if (cj != c.index) continue;
+        lasts += l.last;
+        top_last = std::max(top_last, l.last);
       }
-      Finding f;
-      f.kind = "imbalance";
-      f.subkind = "structural";
-      f.ranks.assign(late_set.begin(), late_set.end());
-      f.nodes = ctx.nodes_of(f.ranks);
-      f.comm = s.comm->id;
-      f.comm_label = s.comm->label;
-      f.cost_s = 0;
-      for (int64_t r : late) f.cost_s += ranks[static_cast<size_t>(r)].total.cost_ns / 1e9;
-      const double rel = sum.mean_gap() > sum.mean_excess()
-                             ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
-                             : 0;
-      f.evidence = std::to_string(late_set.size()) + " ranks forming " + s.label +
-                   " consistently do " + fmt("%.0f", 100 * rel) +
-                   "% more work between collectives than the rest, with healthy GPU "
-                   "counters: the partitioning is uneven (the others waited " +
-                   fmt("%.2f", f.cost_s) + " s).";
-      f.extra["pattern"] = "structural";
-      if (s.position >= 0) f.extra["stage"] = s.position;
-      f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
-      f.confidence = 0.75;
-      f.next_command = next_command_for_imbalance(ctx, true);
-      if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
-      late.clear();
-      return;
+    }
+    // No owner: nobody is last much more often than a fair share would allow (a
+    // communicator with one has a rank doing more, not data that varies).
+    if (lasts == 0) continue;
+    const double share = static_cast<double>(top_last) / static_cast<double>(lasts);
+    if (share > std::max(0.5, 2.0 / static_cast<double>(c.present))) return;
+    cv = std::max(cv, cv_by_comm[ci]);
+    top_share = std::max(top_share, share);
+    for (int64_t m : c.members) {
+      if (m < 0) continue;
+      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
+        if (cj != c.index) continue;
+        cost += l.cost_ns / 1e9;
+        cost_by_rank[m] += l.cost_ns;
+      }
     }
   }
-  if (!late.empty()) return;
-  if (detect_heavy_stage(ctx, out)) return;
-  // Data-dependent: lateness with no persistent owner.
-  const double cv = ctx.stats.median_gap_cv();
-  double cost = 0;
-  uint64_t lasts = 0, top_last = 0;
+  if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
   std::vector<std::pair<double, int64_t>> by_cost;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const Lateness& l = ranks[r].total;
-    cost += l.cost_ns / 1e9;
-    lasts += l.last;
-    top_last = std::max(top_last, l.last);
-    if (l.cost_ns > 0) by_cost.emplace_back(l.cost_ns, static_cast<int64_t>(r));
+  for (const auto& [r, c] : cost_by_rank) {
+    if (c > 0) by_cost.emplace_back(c, r);
   }
-  if (cv < ctx.th.imbalance_cv || ctx.stats.median_gap_sd_ns() < ctx.th.imbalance_min_sd_ns ||
-      cost < ctx.th.imbalance_min_cost_fraction * job || lasts == 0) {
-    return;
-  }
-  if (static_cast<double>(top_last) > 0.5 * static_cast<double>(lasts)) return;
   std::sort(by_cost.rbegin(), by_cost.rend());
   Finding f;
   f.kind = "imbalance";
@@ -221,10 +233,10 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
   f.nodes = ctx.nodes_of(f.ranks);
   f.cost_s = cost;
   f.evidence =
-      "Compute time between collectives varies by " + fmt("%.0f", 100 * cv) +
+      "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
       "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
       "last more than " +
-      fmt("%.0f", 100.0 * static_cast<double>(top_last) / static_cast<double>(lasts)) +
+      fmt("%.0f", 100 * top_share) +
       "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
       fmt("%.2f", cost) + " s in total.";
   f.extra["pattern"] = "data_dependent";

@@ -16,6 +16,10 @@
 namespace ringside::analysis {
 namespace {
 
+// Transfers a path needs before its median bandwidth is trusted: short jobs (and
+// jobs that hang after a few steps) time too few to tell a path from its noise.
+constexpr uint64_t kMinTransfers = 8;
+
 struct Observation {
   std::string what;  // "all_reduce 32 MiB on split 0x.. " / "send/recv rank 3 <-> 11"
   std::set<int> nodes;
@@ -39,11 +43,10 @@ void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns
   if (cls.size() < 2) return;
   std::vector<double> v;
   for (auto* o : cls) v.push_back(o->busbw);
-  std::sort(v.begin(), v.end());
-  // What healthy peers reach: a high percentile, so that a slow majority (a
-  // NIC shared by most paths) does not become the reference.
-  const double ref =
-      v[std::min(v.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(v.size())))];
+  // What the job's paths of this class typically reach: the median, which a minority
+  // of slow paths cannot move (a high percentile is one fast outlier, and on a job
+  // whose few paths are all slow it is itself slow, so nothing is ever below it).
+  const double ref = median_of(v);
   for (auto* o : cls) {
     o->ref = ref;
     o->slow = o->busbw < ratio * ref;
@@ -61,7 +64,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   const TraceSet& set = ctx.set;
   std::vector<Observation> obs;
   for (const auto& l : ctx.groups.comm_links()) {
-    if (l.count < 3 || (1ull << l.size_log2) < ctx.th.slow_link_min_bytes) continue;
+    if (l.count < kMinTransfers || (1ull << l.size_log2) < ctx.th.slow_link_min_bytes) continue;
     const CommInfo& c = set.comms[static_cast<size_t>(l.comm)];
     Observation o;
     o.what = std::string(trace::op_kind_name(static_cast<trace::OpKind>(l.op))) + " of ~" +
@@ -81,7 +84,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   // as a receiver that posts late in one direction of a pipeline, are not the link).
   std::map<std::pair<int64_t, int64_t>, Observation> pairs;
   for (const auto& p : ctx.groups.p2p()) {
-    if (p.count < 3 || p.busbw.empty() || p.src < 0 || p.dst < 0) continue;
+    if (p.count < kMinTransfers || p.busbw.empty() || p.src < 0 || p.dst < 0) continue;
     if (p.bytes / static_cast<double>(p.count) < static_cast<double>(ctx.th.slow_link_min_bytes))
       continue;
     const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
@@ -111,108 +114,126 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
                       (o.intra ? "/intra" : "/inter");
     classes[key].push_back(&o);
   }
-  for (auto& [k, cls] : classes)
-    mark_slow(cls, ctx.th.slow_link_ratio, ctx.th.slow_link_min_extra_ns);
+  // Intra-node classes: each path against the median of its class.
+  for (auto& [k, cls] : classes) {
+    if (!cls.empty() && cls.front()->intra)
+      mark_slow(cls, ctx.th.slow_link_ratio, ctx.th.slow_link_min_extra_ns);
+  }
 
   const double job = ctx.job_seconds();
-  // Inter-node: pick the explanation that predicts the slow set.
-  std::vector<const Observation*> inter;
-  for (const auto& o : obs)
-    if (!o.intra && o.ref > 0) inter.push_back(&o);
-  bool any_slow = false;
-  for (auto* o : inter) any_slow = any_slow || o->slow;
-  if (any_slow) {
-    struct Candidate {
-      int a, b;
-      int errors;
-    };  // b < 0: NIC of a
-    std::vector<Candidate> cands;
-    const int nn = static_cast<int>(set.nodes.size());
-    auto errors_of = [&](int a, int b) {
-      int err = 0;
-      for (auto* o : inter) {
-        bool predicted = o->nodes.count(a) && (b < 0 || o->nodes.count(b));
-        err += predicted != o->slow;
+  // Inter-node: each explanation (one node's NIC, one node pair) is tested against the
+  // paths it does not involve: they are its reference (median per class), so a reference
+  // can never be made of the paths under suspicion, however many they are.  The
+  // explanation that predicts the most slow paths with the fewest errors wins.
+  struct Candidate {
+    int a = -1, b = -1;  // b < 0: NIC of a
+    int slow = 0, errors = 0;
+    double cost = 0, slow_bw = 0, ref = 0;
+    std::vector<std::string> examples;
+    std::set<int64_t> ranks;
+  };
+  auto involves = [](const Observation& o, int a, int b) {
+    return o.nodes.count(a) != 0 && (b < 0 || o.nodes.count(b) != 0);
+  };
+  auto evaluate = [&](int a, int b) {
+    Candidate c;
+    c.a = a;
+    c.b = b;
+    for (auto& [k, cls] : classes) {
+      if (cls.empty() || cls.front()->intra) continue;
+      std::vector<double> out_bw;
+      for (const Observation* o : cls) {
+        if (!involves(*o, a, b)) out_bw.push_back(o->busbw);
       }
-      return err;
-    };
-    for (int a = 0; a < nn; ++a) {
-      cands.push_back({a, -1, errors_of(a, -1)});
-      for (int b = a + 1; b < nn; ++b) cands.push_back({a, b, errors_of(a, b)});
-    }
-    std::stable_sort(cands.begin(), cands.end(),
-                     [](const Candidate& x, const Candidate& y) { return x.errors < y.errors; });
-    const Candidate best = cands.front();
-    // NIC and pair explain equally when the node was only seen with one peer.
-    bool ambiguous = cands.size() > 1 && cands[1].errors == best.errors;
-    Candidate pick = best;
-    if (ambiguous) {
-      for (const auto& c : cands) {
-        if (c.errors == best.errors && c.b >= 0) {
-          pick = c;
-          break;
+      if (out_bw.empty() || out_bw.size() == cls.size()) continue;  // untestable here
+      const double ref = median_of(out_bw);
+      for (const Observation* o : cls) {
+        bool slow = o->busbw < ctx.th.slow_link_ratio * ref;
+        if (slow && o->p2p_bytes > 0 && o->busbw > 0) {
+          // Bandwidth in GB/s is bytes per ns.
+          const double per_op = o->p2p_bytes / static_cast<double>(o->count);
+          slow = per_op / o->busbw - per_op / ref >= ctx.th.slow_link_min_extra_ns;
+        }
+        if (!involves(*o, a, b)) {
+          c.errors += slow;  // a path the explanation says is fine, slow anyway
+          continue;
+        }
+        if (!slow) {
+          ++c.errors;
+          continue;
+        }
+        ++c.slow;
+        c.cost += o->transfer_s * (1 - o->busbw / ref);
+        c.slow_bw += o->busbw;
+        c.ref += ref;
+        if (c.examples.size() < 2)
+          c.examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " +
+                               fmt("%.1f", ref) + " GB/s");
+        for (int64_t r : o->ranks) {
+          const int ni = set.ranks[static_cast<size_t>(r)].node_index;
+          if (ni == a || (b >= 0 && ni == b)) c.ranks.insert(r);
         }
       }
     }
+    return c;
+  };
+  const int nn = static_cast<int>(set.nodes.size());
+  std::vector<Candidate> cands;
+  for (int a = 0; a < nn; ++a) {
+    cands.push_back(evaluate(a, -1));
+    for (int b = a + 1; b < nn; ++b) cands.push_back(evaluate(a, b));
+  }
+  // The explanation must fit better than it fails: when as many observations are
+  // mispredicted as are slow, the slow ones are scheduling noise or one pair's own
+  // trouble, which node-level data cannot place.
+  const Candidate* pick = nullptr;
+  for (const auto& c : cands) {
+    if (c.slow == 0 || c.errors >= c.slow) continue;
+    if (pick == nullptr || c.slow - c.errors > pick->slow - pick->errors) pick = &c;
+  }
+  if (pick != nullptr) {
+    // A NIC and a pair explain equally when the node was seen with one peer only.
+    bool ambiguous = false;
+    for (const auto& c : cands) {
+      if (&c == pick || c.slow - c.errors != pick->slow - pick->errors) continue;
+      ambiguous = true;
+      if (pick->b < 0 && c.b >= 0) pick = &c;
+    }
     Finding f;
     f.kind = "slow_link";
-    double cost = 0, slow_bw = 0, ref = 0;
-    int n_slow = 0;
-    std::vector<std::string> examples;
-    std::set<int64_t> ranks;
-    for (auto* o : inter) {
-      if (!o->slow) continue;
-      cost += o->transfer_s * (1 - o->busbw / o->ref);
-      slow_bw += o->busbw;
-      ref += o->ref;
-      ++n_slow;
-      if (examples.size() < 2)
-        examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " +
-                           fmt("%.1f", o->ref) + " GB/s");
-      for (int64_t r : o->ranks) {
-        const int ni = set.ranks[static_cast<size_t>(r)].node_index;
-        if (ni == pick.a || (pick.b >= 0 && ni == pick.b)) ranks.insert(r);
-      }
-    }
-    f.cost_s = cost;
-    f.ranks.assign(ranks.begin(), ranks.end());
-    const std::string na = set.nodes[static_cast<size_t>(pick.a)];
+    f.cost_s = pick->cost;
+    f.ranks.assign(pick->ranks.begin(), pick->ranks.end());
+    const std::string na = set.nodes[static_cast<size_t>(pick->a)];
     std::string ex;
-    for (const auto& e : examples) ex += (ex.empty() ? "" : "; ") + e;
-    if (pick.b < 0) {
+    for (const auto& e : pick->examples) ex += (ex.empty() ? "" : "; ") + e;
+    const double pct = 100 * pick->slow_bw / pick->ref;
+    if (pick->b < 0) {
       f.subkind = "nic";
       f.nodes = {na};
-      f.evidence = "Every inter-node path through " + na + " is slow (" + std::to_string(n_slow) +
-                   " observations at " + fmt("%.0f", 100 * slow_bw / ref) +
-                   "% of their peers' bus bandwidth) while "
-                   "paths between other nodes are normal: " +
-                   na + "'s network interface. " + ex + ".";
+      f.evidence = "Every inter-node path through " + na + " is slow (" +
+                   std::to_string(pick->slow) + " observations at " + fmt("%.0f", pct) +
+                   "% of the bus bandwidth of comparable paths between other nodes): " + na +
+                   "'s network interface. " + ex + ".";
     } else {
-      const std::string nb = set.nodes[static_cast<size_t>(pick.b)];
+      const std::string nb = set.nodes[static_cast<size_t>(pick->b)];
       f.subkind = "node_pair";
       f.nodes = {na, nb};
-      f.evidence = "Transfers between " + na + " and " + nb + " run at " +
-                   fmt("%.0f", 100 * slow_bw / ref) +
-                   "% of their peers' bus bandwidth while both nodes are normal with other nodes: "
-                   "the path between "
-                   "them. " +
+      f.evidence = "Transfers between " + na + " and " + nb + " run at " + fmt("%.0f", pct) +
+                   "% of the bus bandwidth of comparable paths while both nodes are normal with "
+                   "other nodes: the path between them. " +
                    ex + "." +
-                   (ambiguous && best.b < 0 ? " (A NIC problem on one end cannot be excluded: "
-                                              "each end was seen only with the other.)"
-                                            : "");
+                   (ambiguous ? " (A NIC problem on one end cannot be excluded: each end was "
+                                "seen only with the other.)"
+                              : "");
     }
     f.extra["intra_node"] = false;
-    f.extra["bus_bw_gbps"] = slow_bw / n_slow;
-    f.extra["peer_bus_bw_gbps"] = ref / n_slow;
-    f.extra["unexplained_observations"] = pick.errors;
-    f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-    f.confidence = pick.errors == 0 ? (ambiguous ? 0.6 : 0.85) : 0.4;
+    f.extra["bus_bw_gbps"] = pick->slow_bw / pick->slow;
+    f.extra["peer_bus_bw_gbps"] = pick->ref / pick->slow;
+    f.extra["unexplained_observations"] = pick->errors;
+    f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
+    f.confidence = pick->errors == 0 ? (ambiguous ? 0.6 : 0.85) : 0.4;
     f.next_command = next_command_for_link(ctx, f.nodes);
-    // The explanation must fit better than it fails: when as many observations over
-    // the named path are normal as are slow, the path is fine and the slow ones are
-    // scheduling noise or one pair's own trouble, which node-level data cannot place.
-    const bool fits = pick.errors < n_slow;
-    if (fits && cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
   }
   // Intra-node: slow GPU-GPU paths, one finding per node.
   std::map<int, std::vector<const Observation*>> intra_slow;

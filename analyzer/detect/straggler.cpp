@@ -1,55 +1,16 @@
-// Stragglers: same work, slower device.  A rank is late when its compute gap
-// before an op is longer than the other members' gaps for the same op,
-// persistently (t statistic, fraction of ops) and by a non-trivial amount.
+// Stragglers: same work, slower device.  The late ranks (detect/late_sets.cpp) that
+// no structure explains are stragglers: a whole node late together is one, else each
+// rank on its own.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "detect/context.h"
-#include "report/format.h"
 #include "load/gpu_summary.h"
+#include "report/format.h"
 #include "report/next_command.h"
 
 namespace ringside::analysis {
-std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
-  // Judged per communicator: a heavier pipeline stage is only visible in the
-  // comms that mix stages, and would be diluted in a rank-wide average.
-  const auto& ranks = ctx.stats.ranks();
-  std::vector<double> strength(ranks.size(), 0.0);
-  for (const auto& c : ctx.set.comms) {
-    if (c.present < 2) continue;
-    std::vector<std::pair<int64_t, const Lateness*>> members;
-    std::vector<double> excess, gaps;
-    for (int64_t m : c.members) {
-      if (m < 0) continue;
-      for (const auto& [ci, l] : ranks[static_cast<size_t>(m)].per_comm) {
-        if (ci != c.index || l.groups < static_cast<uint64_t>(ctx.th.min_groups)) continue;
-        members.emplace_back(m, &l);
-        excess.push_back(l.mean_excess());
-        gaps.push_back(l.mean_gap());
-      }
-    }
-    if (members.size() < 2) continue;
-    const double typical_gap = median_of(gaps);
-    for (const auto& [m, l] : members) {
-      const double e = l->mean_excess();
-      if (e <= 0 || l->t_stat() < ctx.th.straggler_t) continue;
-      if (l->positive_fraction() < ctx.th.straggler_positive) continue;
-      if (e < ctx.th.straggler_min_rel * typical_gap) continue;
-      // No outlier test against the other members: when a whole stage is
-      // late, half the comm is, and the median sits between the two groups.
-      strength[static_cast<size_t>(m)] = std::max(strength[static_cast<size_t>(m)], e);
-    }
-  }
-  std::vector<std::pair<double, int64_t>> late;
-  for (size_t r = 0; r < strength.size(); ++r) {
-    if (strength[r] > 0) late.emplace_back(strength[r], static_cast<int64_t>(r));
-  }
-  std::sort(late.rbegin(), late.rend());
-  std::vector<int64_t> out;
-  for (const auto& [e, r] : late) out.push_back(r);
-  return out;
-}
 
 CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
   std::vector<double> peer_clocks;
@@ -103,36 +64,47 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
   const double job = ctx.job_seconds();
   std::vector<int64_t> remaining = late;
   // A whole node late together (noisy neighbour, node-level problem) is one finding.
-  for (size_t ni = 0; ni < ctx.set.nodes.size(); ++ni) {
-    const auto& node_ranks = ctx.set.node_ranks[ni];
-    if (node_ranks.size() < 2) continue;
-    bool all = true;
-    for (int64_t r : node_ranks)
-      all = all && std::find(remaining.begin(), remaining.end(), r) != remaining.end();
-    if (!all) continue;
+  for (const LateSet& set : late_sets(ctx, late)) {
+    if (set.kind != LateSet::Kind::kNode) continue;
+    const int ni = set.node;
+    const auto& node_ranks = ctx.set.node_ranks[static_cast<size_t>(ni)];
+    const std::string& node = ctx.set.nodes[static_cast<size_t>(ni)];
     Finding f;
     f.kind = "straggler";
     f.subkind = "node";
     f.ranks = node_ranks;
-    f.nodes = {ctx.set.nodes[ni]};
+    f.nodes = {node};
     Lateness sum;
-    for (int64_t r : node_ranks) sum.add(ctx.stats.ranks()[static_cast<size_t>(r)].total);
+    for (int64_t r : node_ranks) sum.add(pooled_lateness(ctx, r));
     f.cost_s = sum.cost_ns / 1e9;
+    const double rel = sum.mean_gap() > sum.mean_excess()
+                           ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
+                           : 0;
     CauseGuess cause = gpu_cause(ctx, node_ranks);
-    f.evidence = "All " + std::to_string(node_ranks.size()) + " ranks of " + ctx.set.nodes[ni] +
-                 " take longer between collectives than their peers (" +
-                 fmt("%.2f", sum.mean_excess() / 1e6) + " ms per op on average); " + cause.sentence;
+    f.evidence = "All " + std::to_string(node_ranks.size()) + " ranks of " + node + " compute " +
+                 fmt("%.1f", 100 * rel) +
+                 "% longer before the ops they share with other nodes, the same for all of "
+                 "them, so the node and not one GPU is slow (the others waited " +
+                 fmt("%.2f", f.cost_s) + " s); " + cause.sentence;
     f.extra["cause"] = cause.cause;
+    f.extra["slowdown"] = rel;
     f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = 0.8;
-    f.next_command = next_command_for_node_straggler(ctx, ctx.set.nodes[ni]);
-    out.push_back(std::move(f));
-    for (int64_t r : node_ranks) remaining.erase(std::find(remaining.begin(), remaining.end(), r));
+    f.next_command = next_command_for_node_straggler(ctx, node);
+    if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    for (int64_t r : node_ranks) {
+      auto it = std::find(remaining.begin(), remaining.end(), r);
+      if (it != remaining.end()) remaining.erase(it);
+    }
   }
   for (int64_t r : remaining) {
-    const Lateness& l = ctx.stats.ranks()[static_cast<size_t>(r)].total;
+    const Lateness l = pooled_lateness(ctx, r);
     const double cost = l.cost_ns / 1e9;
-    if (cost < ctx.th.min_cost_fraction * job) continue;
+    // A rank beside a slower one costs little now (the others wait for that one) and
+    // as much as its own lateness once that one is fixed.
+    const double potential = potential_cost_s(ctx, r);
+    const double min_cost = ctx.th.min_cost_fraction * job;
+    if (std::max(cost, potential) < min_cost) continue;
     Finding f;
     f.kind = "straggler";
     f.subkind = "gpu";
@@ -142,22 +114,27 @@ void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
     const double rel =
         l.mean_gap() > l.mean_excess() ? l.mean_excess() / (l.mean_gap() - l.mean_excess()) : 0;
     CauseGuess cause = gpu_cause(ctx, {r});
-    f.evidence = ctx.describe_rank(r) + " computes " + fmt("%.1f", 100 * rel) +
-                 "% longer than its peers doing the same work before " +
-                 fmt("%.0f", 100 * l.positive_fraction()) + "% of its " + std::to_string(l.groups) +
-                 " collectives and arrives last at " +
-                 fmt("%.0f", 100.0 * static_cast<double>(l.last) /
-                                 static_cast<double>(std::max<uint64_t>(1, l.groups))) +
-                 "% of them; the others waited " + fmt("%.2f", cost) + " s for it. " +
-                 cause.sentence;
+    f.evidence =
+        ctx.describe_rank(r) + " computes " + fmt("%.1f", 100 * rel) +
+        "% longer than its peers doing the same work, more than " +
+        fmt("%.0f", 100 * ctx.th.late_margin) + "% longer before " + std::to_string(l.above) +
+        " of " + std::to_string(l.above + l.below) + " collectives, and arrives last at " +
+        fmt("%.0f", 100.0 * static_cast<double>(l.last) /
+                        static_cast<double>(std::max<uint64_t>(1, l.groups))) +
+        "% of them; the others waited " + fmt("%.2f", cost) + " s for it" +
+        (cost < min_cost ? " (a slower rank hides it; once that one is fixed it would cost about " +
+                               fmt("%.2f", potential) + " s)"
+                         : "") +
+        ". " + cause.sentence;
     f.extra["cause"] = cause.cause;
     f.extra["slowdown"] = rel;
     f.extra["last_arrival_fraction"] =
         static_cast<double>(l.last) / static_cast<double>(std::max<uint64_t>(1, l.groups));
     f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-    f.confidence = std::clamp(
-        0.5 + (l.positive_fraction() - 0.5) + std::min(l.t_stat(), 30.0) / 100, 0.0, 0.99);
+    f.extra["late_ops"] = l.above;
+    f.extra["not_late_ops"] = l.below;
+    f.confidence = std::clamp(0.5 + (l.positive_fraction() - 0.5), 0.3, 0.99);
     f.next_command = next_command_for_straggler(ctx, r);
     out.push_back(std::move(f));
   }

@@ -10,6 +10,13 @@ namespace ringside::analysis {
 namespace {
 
 constexpr size_t kMaxSamples = 256;
+// The first ops of a communicator (and the first transfer of a send/recv pair) set up
+// its connections: they time the setup, not the link.
+constexpr uint64_t kWarmupOps = 2;
+// Collectives that ran alongside the compute, out of a communicator's, that show its
+// ops do.
+constexpr uint64_t kMinAlongsideGroups = 3;
+constexpr double kMinAlongsideFraction = 0.01;
 
 using trace::OpKind;
 using trace::OpRecord;
@@ -31,29 +38,6 @@ void bounded_push(std::vector<float>& v, float x, uint64_t seen) {
   } else {
     v[seen % kMaxSamples] = x;
   }
-}
-
-OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
-  OpTimes t;
-  if (op.t_dev_start_ns != trace::kUnknownTime) {
-    t.arrival = rank.to_job(op.t_dev_start_ns);
-  } else {
-    t.arrival = rank.to_job(op.t_enter_ns);
-    // Device timing was on for this op but the device never reached it.
-    t.device_started = !(op.flags & trace::kFlagDeviceTimed) ||
-                       op.status == static_cast<uint8_t>(trace::OpStatus::kComplete);
-    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending))
-      t.device_started = false;
-  }
-  if (op.status == static_cast<uint8_t>(trace::OpStatus::kComplete)) {
-    if (op.t_dev_end_ns != trace::kUnknownTime) {
-      t.end = rank.to_job(op.t_dev_end_ns);
-    } else if (op.t_exit_ns != trace::kUnknownTime) {
-      t.end = rank.to_job(op.t_exit_ns);
-    }
-  }
-  if (t.arrival == trace::kUnknownTime) t.arrival = kNever;
-  return t;
 }
 
 RankCommProgress& RankProgress::at(int comm) {
@@ -84,13 +68,14 @@ const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
 
 Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
-  int64_t prev_end = kNever;
+  // One rank's ops are held while it is matched: attributing its time needs all of
+  // its streams at once.
+  std::vector<OpRecord> all;
   Status invalid;
-  uint64_t index = 0;
   Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
     for (const OpRecord& op : ops) {
       if (Status v = trace::validate_op(op); !v.ok()) {
-        invalid = Status::error(rank.path + ": /ops row " + std::to_string(index) + ": " +
+        invalid = Status::error(rank.path + ": /ops row " + std::to_string(all.size()) + ": " +
                                 v.message() + " (corrupt file)");
         return false;
       }
@@ -99,26 +84,32 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
       if (auto it = set_.comm_index.find(op.comm_id);
           it == set_.comm_index.end() ||
           set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) < 0) {
-        invalid = Status::error(rank.path + ": /ops row " + std::to_string(index) + " is on comm " +
-                                std::to_string(op.comm_id) +
+        invalid = Status::error(rank.path + ": /ops row " + std::to_string(all.size()) +
+                                " is on comm " + std::to_string(op.comm_id) +
                                 ", which the file's comm table does not list for this rank "
                                 "(corrupt file)");
         return false;
       }
-      add_op(rank, prog, op, prev_end, false);
-      ++index;
+      all.push_back(op);
     }
     records_ += ops.size();
     return true;
   });
   if (!invalid.ok()) return invalid;
+  const OwnCompute own(rank, all);
+  for (uint32_t i : own.order()) {
+    const auto& before = own.before(i);
+    add_op(rank, prog, all[i], before ? &*before : nullptr, own.contended(i),
+           own.started_another(i), false);
+  }
   // Ops outstanding at the last flush that /ops does not hold yet.
-  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, prev_end, true);
+  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, nullptr, false, false, true);
   return st;
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
-                        int64_t& prev_end, bool from_pending) {
+                        const ComputeReadings* before, bool contended, bool started_another,
+                        bool from_pending) {
   auto it = set_.comm_index.find(op.comm_id);
   if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
   const int ci = it->second;
@@ -138,9 +129,8 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     }
     if (!from_pending) {
       ++comms_[static_cast<size_t>(ci)].p2p_ops;
-      add_p2p(rank, comm, op, t);
+      add_p2p(rank, comm, op, t, contended);
     }
-    if (t.end != kNever) prev_end = std::max(prev_end, t.end);
     return;
   }
   if (op.seq >= trace::kMaxSeq) return;
@@ -179,30 +169,27 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.second_arrival = t.arrival;
   }
   g.min_arrival = std::min(g.min_arrival, t.arrival);
+  g.contended = g.contended || contended;
+  g.ran_alongside = g.ran_alongside || started_another;
   if (t.end != kNever) {
     ++g.completed;
     g.min_end = std::min(g.min_end, t.end);
     g.max_end = std::max(g.max_end, t.end);
   }
-  // The compute gap: time since this rank's previous op finished.
-  if (prev_end != kNever && t.arrival >= prev_end) {
-    const int64_t gap = t.arrival - prev_end;
-    g.gap_sum += gap;
-    g.gap_sq_sum += static_cast<double>(gap) * static_cast<double>(gap);
-    ++g.gaps;
-  }
+  // The rank's own compute before the op (match/own_compute.h).
+  if (before != nullptr) add_gap(g, *before);
   (void)comm;
-  if (t.end != kNever) prev_end = std::max(prev_end, t.end);
 }
 
 void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRecord& op,
-                         const OpTimes& t) {
+                         const OpTimes& t, bool contended) {
   const int me = set_.comm_rank_of(comm, rank.rank);
   if (me < 0 || op.peer < 0) return;
   const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
   P2PKey key{comm.index, send ? me : op.peer, send ? op.peer : me, op.peer_seq};
   P2PHalf& h = p2p_open_[key];
   h.bytes = op.bytes;
+  h.contended = h.contended || contended;
   if (send) {
     h.send_arrival = t.arrival;
     h.send_end = t.end;
@@ -220,7 +207,10 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
     // from the sender's arrival to the receive's end.  A receiver that arrived later may
     // find the data (or part of it) already buffered (NCCL's sends complete once their
     // data is in the peer's buffers), so its receive says nothing about the link.
-    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival) {
+    // Nor when either end ran another op on another stream meanwhile (contention), or
+    // for a pair's first transfer (connection setup).
+    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival || h.contended ||
+        key.peer_seq < kWarmupOps - 1) {
       p2p_open_.erase(key);
       return;
     }
@@ -240,17 +230,76 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
   p2p_open_.erase(key);
 }
 
+void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before) {
+  for (int k = 0; k < kReadings; ++k) g.gap_sum[k] += before[k];
+  g.gap_sq_sum += static_cast<double>(before[0]) * static_cast<double>(before[0]);
+  ++g.gaps;
+}
+
+void GroupTable::reset_gaps() {
+  for (auto& cg : comms_) {
+    for (GroupAgg& g : cg.groups) {
+      g.gap_sum = {};
+      g.gap_sq_sum = 0;
+      g.gaps = 0;
+    }
+  }
+}
+
+Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+  std::vector<OpRecord> all;
+  Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
+    all.insert(all.end(), ops.begin(), ops.end());
+    return true;
+  });
+  const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+  for (uint32_t i : own.order()) {
+    const OpRecord& op = all[i];
+    const auto& before = own.before(i);
+    if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
+    auto it = set_.comm_index.find(op.comm_id);
+    if (it == set_.comm_index.end()) continue;
+    auto& groups = comms_[static_cast<size_t>(it->second)].groups;
+    if (op.seq < groups.size()) add_gap(groups[op.seq], *before);
+  }
+  return st;
+}
+
+Alongside GroupTable::ran_alongside(const OpRecord& op) const {
+  if (trace::is_p2p(static_cast<OpKind>(op.op))) return Alongside::kHeld;
+  auto it = set_.comm_index.find(op.comm_id);
+  if (it == set_.comm_index.end()) return Alongside::kHeld;
+  const GroupAgg* g = group(it->second, op.seq);
+  if (g != nullptr && g->ran_alongside) return Alongside::kSeen;
+  return comms_[static_cast<size_t>(it->second)].alongside ? Alongside::kLikely : Alongside::kHeld;
+}
+
 P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {
   auto it = channels_.find({comm, src, dst});
   return it == channels_.end() ? P2PChannel{} : it->second;
 }
 
 void GroupTable::finalize() {
+  any_alongside_ = false;
+  for (auto& cg : comms_) {
+    cg.timed_groups = cg.alongside_groups = 0;
+    for (const GroupAgg& g : cg.groups) {
+      if (g.completed == 0) continue;
+      ++cg.timed_groups;
+      cg.alongside_groups += g.ran_alongside;
+    }
+    // Ops launched together, or threads sharing a file, show it now and then.
+    cg.alongside = cg.alongside_groups >= kMinAlongsideGroups &&
+                   static_cast<double>(cg.alongside_groups) >=
+                       kMinAlongsideFraction * static_cast<double>(cg.timed_groups);
+    any_alongside_ = any_alongside_ || cg.alongside_groups > 0;
+  }
   std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
   for (const auto& c : set_.comms) {
     const auto& groups = comms_[static_cast<size_t>(c.index)].groups;
-    for (const GroupAgg& g : groups) {
-      if (!g.complete(c.present) || c.present < 2 || g.mismatch) continue;
+    for (size_t seq = kWarmupOps; seq < groups.size(); ++seq) {
+      const GroupAgg& g = groups[seq];
+      if (!g.complete(c.present) || c.present < 2 || g.mismatch || g.contended) continue;
       const int64_t transfer = g.transfer();
       if (transfer <= 0 || g.bytes == 0) continue;
       CommLinkStats& l = links[{c.index, g.op, size_log2(g.bytes)}];

@@ -7,25 +7,17 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "load/trace_set.h"
+#include "match/own_compute.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 
 namespace ringside::analysis {
-
-inline constexpr int64_t kNever = INT64_MIN;
-
-// Times in this module are job times (clock-aligned ns).
-struct OpTimes {
-  int64_t arrival = kNever;    // device start, else host enter
-  int64_t end = kNever;        // device end, else host exit; kNever if incomplete
-  bool device_started = true;  // false: enqueued on the host, device never started
-};
-OpTimes op_times(const RankInfo& rank, const trace::OpRecord& op);
 
 struct GroupAgg {
   int64_t max_arrival = kNever;
@@ -33,7 +25,9 @@ struct GroupAgg {
   int64_t min_arrival = INT64_MAX;
   int64_t min_end = INT64_MAX;
   int64_t max_end = kNever;
-  int64_t gap_sum = 0;
+  // Members' own compute before the op, summed per reading (match/own_compute.h),
+  // and the squares of the primary reading.
+  ComputeReadings gap_sum{};
   double gap_sq_sum = 0;
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
@@ -46,6 +40,12 @@ struct GroupAgg {
   uint8_t op = 0, dtype = 0;
   bool has_signature = false;
   bool mismatch = false;
+  // A member started another op while in this one: it ran alongside the compute
+  // (match/own_compute.h).
+  bool ran_alongside = false;
+  // A member ran another op of its own on another stream while this one was in
+  // flight: its transfer time includes that contention, so it does not time the link.
+  bool contended = false;
 
   bool complete(int present) const { return entered == present && completed == present; }
   int64_t transfer() const {
@@ -59,6 +59,14 @@ struct CommGroups {
   std::vector<GroupAgg> groups;  // index = seq
   uint64_t collective_ops = 0;   // records of collectives seen on this comm (all ranks)
   uint64_t p2p_ops = 0;          // records of send/recv
+  // Its collectives, and those during which a member started an op on another
+  // stream (match/own_compute.h); counted by finalize().
+  uint64_t timed_groups = 0;
+  uint64_t alongside_groups = 0;
+  // Its ops run alongside the compute: more of them showed it than coincidence
+  // explains, so all are taken to (a member that waited in one did not necessarily
+  // start another op meanwhile).
+  bool alongside = false;
 };
 
 // How far the two sides of one send/recv channel (comm, sender, receiver) got:
@@ -115,6 +123,14 @@ class GroupTable {
   Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
+  // Whether a collective ran alongside the compute: a member showed it, or its
+  // communicator's ops do (false for send/recv and unknown ops).  When any did, the members' own
+  // compute before each op is measured again with that known (match/own_compute.h): reset_gaps(),
+  // then add_gaps() per rank.
+  Alongside ran_alongside(const trace::OpRecord& op) const;
+  bool any_alongside() const { return any_alongside_; }
+  void reset_gaps();
+  Status add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
@@ -148,12 +164,15 @@ class GroupTable {
   struct P2PHalf {
     int64_t send_arrival = kNever, send_end = kNever, recv_arrival = kNever, recv_end = kNever;
     uint64_t bytes = 0;
+    bool contended = false;
   };
 
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              int64_t& prev_end, bool from_pending);
+              const ComputeReadings* before, bool contended, bool started_another,
+              bool from_pending);
+  static void add_gap(GroupAgg& g, const ComputeReadings& before);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
-               const OpTimes& t);
+               const OpTimes& t, bool contended);
 
   const TraceSet& set_;
   std::vector<CommGroups> comms_;
@@ -164,6 +183,7 @@ class GroupTable {
   std::vector<CommLinkStats> links_;
   std::vector<std::pair<int, uint64_t>> mismatches_;
   std::map<std::tuple<int, int32_t, int32_t>, P2PChannel> channels_;
+  bool any_alongside_ = false;
   uint64_t records_ = 0;
 };
 

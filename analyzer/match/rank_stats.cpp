@@ -17,6 +17,16 @@ void Lateness::add(const Lateness& o) {
   gap_sum += o.gap_sum;
   cost_ns += o.cost_ns;
   wait_ns += o.wait_ns;
+  above += o.above;
+  below += o.below;
+  late_excess_ns += o.late_excess_ns;
+}
+
+double Lateness::late_evidence() const {
+  if (above <= below) return 0;
+  // Uniform prior on p: integral of p^a (1-p)^b dp = a! b! / (a+b+1)!, over 2^-(a+b).
+  const double a = static_cast<double>(above), b = static_cast<double>(below);
+  return (a + b) * std::log(2.0) + std::lgamma(a + 1) + std::lgamma(b + 1) - std::lgamma(a + b + 2);
 }
 
 double Lateness::t_stat() const {
@@ -36,7 +46,8 @@ Lateness& RankLateness::comm(int c) {
   return per_comm.back().second;
 }
 
-RankStatsPass::RankStatsPass(const GroupTable& table) : table_(table) {
+RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin)
+    : table_(table), late_margin_(late_margin) {
   ranks_.resize(table.set().ranks.size());
   for (const auto& [c, seq] : table.mismatches()) {
     if (mismatch_details_.size() >= kMaxMismatchDetails) break;
@@ -48,20 +59,26 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
                                size_t batch) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
-  int64_t prev_end = kNever;
-  auto visit = [&](const trace::OpRecord& op) {
+  int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
+  int64_t prev_held_end = kNever;  // of ops that held the rank up
+  auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
+                   bool alongside) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) return;
     const OpTimes t = op_times(rank, op);
     if (t.arrival == kNever) return;
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
-    const int64_t gap_start = prev_end;
-    if (gap_start != kNever && t.arrival > gap_start)
-      rl.compute_ns += static_cast<double>(t.arrival - gap_start);
+    if (prev_end != kNever && t.arrival > prev_end)
+      rl.compute_ns += static_cast<double>(t.arrival - prev_end);
     if (t.end != kNever) {
       rl.inside_ns +=
-          static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, gap_start)));
+          static_cast<double>(std::max<int64_t>(0, t.end - std::max(t.arrival, prev_end)));
       prev_end = std::max(prev_end, t.end);
+    }
+    if (!alongside) {
+      if (prev_held_end != kNever && t.arrival > prev_held_end)
+        rl.compute_held_ns += static_cast<double>(t.arrival - prev_held_end);
+      if (t.end != kNever) prev_held_end = std::max(prev_held_end, t.end);
     }
     if (p2p) return;
     const int ci = it->second;
@@ -73,16 +90,35 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     const CommInfo& comm = set.comms[static_cast<size_t>(ci)];
     const GroupAgg* g = table_.group(ci, op.seq);
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
-    if (gap_start == kNever || t.arrival < gap_start || g->gaps < comm.present) return;
-    const double gap = static_cast<double>(t.arrival - gap_start);
-    const double others = (static_cast<double>(g->gap_sum) - gap) / (g->gaps - 1);
-    const double excess = gap - others;
+    if (!before || g->gaps < comm.present) return;
+    // Own compute before the op against the other members' mean, per reading
+    // (match/own_compute.h).  The op counts against the rank only when it is late
+    // under every reading; its excess is the smallest one.
+    double excess = 0;
+    bool late = true;
+    for (int k = 0; k < kReadings; ++k) {
+      const double gap = static_cast<double>((*before)[k]);
+      const double others = (static_cast<double>(g->gap_sum[k]) - gap) / (g->gaps - 1);
+      const double e = gap - others;
+      excess = k == 0 ? e : std::min(excess, e);
+      late = late && e > late_margin_ * others;
+    }
+    const double gap = static_cast<double>((*before)[0]);
+    const double others = (static_cast<double>(g->gap_sum[0]) - gap) / (g->gaps - 1);
     Lateness& l = rl.comm(ci);
     ++l.groups;
     l.gap_sum += gap;
     l.excess_sum += excess;
     l.excess_sq_sum += excess * excess;
     if (excess > 0) ++l.excess_positive;
+    if (std::max(gap, others) >= kMinInformativeGapNs) {
+      if (late) {
+        ++l.above;
+        l.late_excess_ns += excess;
+      } else {
+        ++l.below;
+      }
+    }
     l.wait_ns += static_cast<double>(g->max_arrival - t.arrival);
     if (g->last_rank == rank.rank) {
       ++l.last;
@@ -92,11 +128,15 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
       l.cost_ns += std::clamp(excess, 0.0, margin);
     }
   };
+  std::vector<trace::OpRecord> all;
   Status st = reader.for_each_op_batch(batch, [&](std::span<const trace::OpRecord> ops) {
-    for (const auto& op : ops) visit(op);
+    all.insert(all.end(), ops.begin(), ops.end());
     records_ += ops.size();
     return true;
   });
+  const OwnCompute own(rank, all,
+                       [this](const trace::OpRecord& op) { return table_.ran_alongside(op); });
+  for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) continue;
@@ -114,19 +154,22 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
 }
 
 namespace {
-// Median over (a sample of) complete ops of a statistic of the members' gaps.
+// Median over (a sample of) complete ops of a statistic of the members' gaps, over
+// every comm (only = -1) or one.
 template <typename Stat>
-double median_over_groups(const GroupTable& table, Stat stat) {
+double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
   std::vector<double> values;
   for (const auto& c : table.set().comms) {
-    if (c.present < 2) continue;
+    if (c.present < 2 || (only >= 0 && c.index != only)) continue;
     const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
-      if (g.gaps < 2 || g.gap_sum <= 0) continue;
+      if (g.gaps < 2 || g.gap_sum[0] <= 0) continue;
       const double n = g.gaps;
-      const double mean = static_cast<double>(g.gap_sum) / n;
-      const double sd = std::sqrt(std::max(0.0, g.gap_sq_sum / n - mean * mean));
+      const double mean = static_cast<double>(g.gap_sum[0]) / n;
+      // The sample deviation (n - 1), so that groups of any size measure the same
+      // spread: with two members the population one is 1/sqrt(2) of it.
+      const double sd = std::sqrt(std::max(0.0, (g.gap_sq_sum - n * mean * mean) / (n - 1)));
       values.push_back(stat(mean, sd));
     }
   }
@@ -143,6 +186,24 @@ double RankStatsPass::median_gap_cv() const {
 
 double RankStatsPass::median_gap_sd_ns() const {
   return median_over_groups(table_, [](double, double sd) { return sd; });
+}
+
+std::vector<double> RankStatsPass::gap_cv_by_comm() const {
+  std::vector<double> out;
+  for (const auto& c : table_.set().comms) {
+    out.push_back(median_over_groups(
+        table_, [](double mean, double sd) { return sd / mean; }, c.index));
+  }
+  return out;
+}
+
+std::vector<double> RankStatsPass::gap_sd_ns_by_comm() const {
+  std::vector<double> out;
+  for (const auto& c : table_.set().comms) {
+    out.push_back(median_over_groups(
+        table_, [](double, double sd) { return sd; }, c.index));
+  }
+  return out;
 }
 
 }  // namespace ringside::analysis

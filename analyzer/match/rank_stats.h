@@ -12,6 +12,13 @@
 
 namespace ringside::analysis {
 
+// A rank counts as late at an op when its gap exceeds the others' mean gap by more
+// than this fraction of it: the smallest slowdown worth reporting.
+inline constexpr double kDefaultLateMargin = 0.02;
+// Ops where neither the rank nor its peers computed this long before arriving
+// (back-to-back calls) say nothing about compute speed: not counted as above/below.
+inline constexpr double kMinInformativeGapNs = kBackToBackNs;
+
 struct Lateness {
   uint64_t groups = 0;  // complete ops with a measurable gap
   uint64_t last = 0;    // ops where this rank arrived last
@@ -21,6 +28,12 @@ struct Lateness {
   double gap_sum = 0;  // own gaps, ns
   double cost_ns = 0;  // time the others waited for this rank because of its excess
   double wait_ns = 0;  // time this rank waited for the last arrival
+  // The excess summed over the ops where it counted as late: what the rank would cost
+  // with no slower rank beside it (a slower one hides it: others wait for that one).
+  double late_excess_ns = 0;
+  // Sign counts for the sequential test: ops where the gap exceeded the others' mean
+  // by more than the late margin (above), and ops where it did not (below).
+  uint64_t above = 0, below = 0;
 
   void add(const Lateness& o);
   double mean_excess() const { return groups ? excess_sum / static_cast<double>(groups) : 0; }
@@ -28,8 +41,13 @@ struct Lateness {
   double positive_fraction() const {
     return groups ? static_cast<double>(excess_positive) / static_cast<double>(groups) : 0;
   }
-  // Student t of the mean excess (how sure we are it is not noise).
+  // Student t of the mean excess (shown for reference; the decision uses late_evidence).
   double t_stat() const;
+  // log of the sequential test's likelihood-ratio martingale: a uniform mixture over
+  // p of Binomial(p) against p = 1/2 on the above/below counts, 0 unless above > below.
+  // Under "not slower than its peers by more than the margin" P(above) <= 1/2 per op,
+  // so the chance it ever reaches log(1/alpha) is at most alpha (Ville's inequality).
+  double late_evidence() const;
 };
 
 struct RankLateness {
@@ -38,6 +56,9 @@ struct RankLateness {
   // work) and time inside them (transfers and waiting for peers), ns.
   double compute_ns = 0;
   double inside_ns = 0;
+  // Time between ops of communicators that do not run alongside the compute: its own
+  // too, unless it waited for an op that otherwise runs alongside.
+  double compute_held_ns = 0;
   std::vector<std::pair<int, Lateness>> per_comm;  // comm index
   Lateness& comm(int c);
 };
@@ -58,7 +79,7 @@ struct MismatchDetail {
 
 class RankStatsPass {
  public:
-  explicit RankStatsPass(const GroupTable& table);
+  explicit RankStatsPass(const GroupTable& table, double late_margin = kDefaultLateMargin);
   Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
 
   const std::vector<RankLateness>& ranks() const { return ranks_; }
@@ -67,10 +88,14 @@ class RankStatsPass {
   double median_gap_cv() const;
   // Median over complete ops of the standard deviation of the members' gaps, ns.
   double median_gap_sd_ns() const;
+  // The same two, per communicator (index = comm index; 0 where no op qualifies).
+  std::vector<double> gap_cv_by_comm() const;
+  std::vector<double> gap_sd_ns_by_comm() const;
   uint64_t records() const { return records_; }
 
  private:
   const GroupTable& table_;
+  double late_margin_;
   std::vector<RankLateness> ranks_;
   std::vector<MismatchDetail> mismatch_details_;
   uint64_t records_ = 0;

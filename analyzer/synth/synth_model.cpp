@@ -17,6 +17,9 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kStartNs = 2'000 * kMs;            // processes start within the first 2 s
 constexpr int64_t kKillAfterHangNs = 120'000 * kMs;  // a hung job is killed 2 minutes later
 constexpr uint64_t kWorldSeqNever = ~0ull;
+constexpr uint64_t kMainStream = 0x7f0000001000ull;
+constexpr uint64_t kBucketStream = 0x7f0000002000ull;
+constexpr uint64_t kCommStreamBase = 0x7f0000100000ull;  // + 0x1000 x comm index
 
 uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -33,7 +36,7 @@ OpRecord base_record(OpKind op, uint64_t comm_id, uint64_t seq, uint64_t bytes) 
   r.dtype = kFloat32;
   r.count = bytes / 4;
   r.bytes = bytes;
-  r.stream = 0x7f0000001000ull;
+  r.stream = kMainStream;
   r.peer = -1;
   r.flags = trace::kFlagDeviceTimed;
   r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
@@ -41,10 +44,11 @@ OpRecord base_record(OpKind op, uint64_t comm_id, uint64_t seq, uint64_t bytes) 
 }
 
 // Host side of an op: the application enqueues it a little before the device
-// reaches it and the call returns quickly (NCCL is asynchronous).
-void set_times(OpRecord& r, int64_t dev_start, int64_t dev_end) {
-  r.t_enter_ns = dev_start - 40'000;
-  r.t_exit_ns = dev_start - 28'000;
+// reaches `enqueue` and the call returns quickly (NCCL is asynchronous).  The
+// device starts it at `dev_start`, later when its stream is busy.
+void set_times(OpRecord& r, int64_t enqueue, int64_t dev_start, int64_t dev_end) {
+  r.t_enter_ns = enqueue - 40'000;
+  r.t_exit_ns = enqueue - 28'000;
   r.t_dev_start_ns = dev_start;
   r.t_dev_end_ns = dev_end;
 }
@@ -63,10 +67,11 @@ SynthModel::SynthModel(const SynthSpec& spec) : spec_(spec) {
   auto add_comm = [&](std::vector<int> members, uint64_t tag, int color, uint32_t ordinal) {
     SynthComm c;
     c.id = mix(spec_.seed * 1315423911ull ^ mix(tag));
-    c.parent = comms_.empty() ? 0 : comms_[0].id;
-    c.color = color;
-    c.ordinal = ordinal;
-    c.origin = comms_.empty() ? trace::CommOrigin::kInitRank : trace::CommOrigin::kSplit;
+    const bool split = !comms_.empty() && !spec_.unique_ids;
+    c.parent = split ? comms_[0].id : 0;
+    c.color = split ? color : -1;
+    c.ordinal = split ? ordinal : 0;
+    c.origin = split ? trace::CommOrigin::kSplit : trace::CommOrigin::kInitRank;
     for (int m : members) {
       int node = m / ranks_per_node_;
       if (std::find(c.nodes.begin(), c.nodes.end(), node) == c.nodes.end()) c.nodes.push_back(node);
@@ -151,6 +156,7 @@ double SynthModel::gpu_factor(int rank) const {
     if ((x.kind == FaultKind::kStraggler || x.kind == FaultKind::kThrottle) && x.rank == rank) {
       f *= x.factor;
     }
+    if (x.kind == FaultKind::kSlowNode && node_name(node_of(rank)) == x.node) f *= x.factor;
   }
   return f;
 }
@@ -159,10 +165,13 @@ int64_t SynthModel::chunk_ns(int rank, int step, int slot) const {
   double f = gpu_factor(rank);
   for (const Fault& x : spec_.faults) {
     if (x.kind == FaultKind::kHeavyStage && stage_of(rank) == x.stage) f *= x.factor;
+    if (x.kind == FaultKind::kHeavyReplica && replica_of(rank) == x.replica) f *= x.factor;
     if (x.kind == FaultKind::kImbalanceData) {
-      // The batch's size varies per step and rank: an exponential tail, so a
-      // different rank is the slowest in each step.
-      double u = uniform(0xda7a, static_cast<uint64_t>(rank), static_cast<uint64_t>(step));
+      // The batch's size varies per step and replica (the ranks of one replica, its
+      // tensor-parallel shards and pipeline stages, share its batch): an exponential
+      // tail, so a different replica is the slowest in each step.
+      double u =
+          uniform(0xda7a, static_cast<uint64_t>(replica_of(rank)), static_cast<uint64_t>(step));
       f *= 1 + x.amount * std::min(-std::log(u), 4.0) / 2;
     }
   }
@@ -234,14 +243,27 @@ const Fault* SynthModel::hang_fault() const {
   return nullptr;
 }
 
-bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int step, int slot) {
+uint64_t SynthModel::stream_of(int comm, bool bucket) const {
+  if (spec_.comm_streams) return kCommStreamBase + 0x1000ull * static_cast<uint64_t>(comm);
+  return bucket ? kBucketStream : kMainStream;
+}
+
+bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int step, int slot,
+                            bool bucket) {
   SynthComm& c = comms_[static_cast<size_t>(ci)];
   const uint64_t seq = c.seq++;
+  const uint64_t stream = stream_of(ci, bucket);
   int64_t last = 0;
-  std::vector<int64_t> arrival(c.members.size());
+  std::vector<int64_t> arrival(c.members.size()), enqueue(c.members.size());
   for (size_t i = 0; i < c.members.size(); ++i) {
-    int r = c.members[i];
-    arrival[i] = t_[static_cast<size_t>(r)] + chunk_ns(r, step, static_cast<uint64_t>(slot));
+    const size_t r = static_cast<size_t>(c.members[i]);
+    if (bucket) {
+      enqueue[i] = t_[r];
+      arrival[i] = std::max(t_[r], bucket_t_[r]);
+    } else {
+      arrival[i] = t_[r] + chunk_ns(c.members[i], step, static_cast<uint64_t>(slot));
+      enqueue[i] = arrival[i];
+    }
     last = std::max(last, arrival[i]);
   }
   const Fault* hf = hang_fault();
@@ -253,8 +275,9 @@ bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int
       int r = c.members[i];
       RankEnd& e = ends_[static_cast<size_t>(r)];
       OpRecord rec = base_record(op, c.id, seq, bytes);
+      rec.stream = stream;
       rec.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
-      set_times(rec, arrival[i], trace::kUnknownTime);
+      set_times(rec, enqueue[i], arrival[i], trace::kUnknownTime);
       bool culprit = hf->rank == r;
       if (culprit && (hf->kind == FaultKind::kStop || hf->kind == FaultKind::kCrash)) {
         e.crashed = hf->kind == FaultKind::kCrash;
@@ -278,13 +301,24 @@ bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int
     }
     return false;
   }
-  const int64_t end = last + transfer_ns(c, op, bytes, step, seq);
+  int64_t transfer = transfer_ns(c, op, bytes, step, seq);
+  if (!bucket) {
+    // A bucket still in flight on a member shares its links and SMs with this op.
+    bool contended = false;
+    for (int r : c.members) contended = contended || bucket_t_[static_cast<size_t>(r)] > last;
+    if (contended) {
+      const double f = 1.3 + 0.4 * uniform(0xc0de, c.id, seq);
+      transfer = static_cast<int64_t>(static_cast<double>(transfer) * f);
+    }
+  }
+  const int64_t end = last + transfer;
   for (size_t i = 0; i < c.members.size(); ++i) {
-    int r = c.members[i];
+    const size_t r = static_cast<size_t>(c.members[i]);
     OpRecord rec = base_record(op, c.id, seq, bytes);
-    set_times(rec, arrival[i], end);
-    sink.op(r, rec);
-    t_[static_cast<size_t>(r)] = end;
+    rec.stream = stream;
+    set_times(rec, enqueue[i], arrival[i], end);
+    sink.op(c.members[i], rec);
+    (bucket ? bucket_t_ : t_)[r] = end;
   }
   return true;
 }
@@ -296,6 +330,7 @@ void SynthModel::run(OpSink& sink) {
   step_starts_.clear();
   hung_ = false;
   t_.assign(static_cast<size_t>(n), 0);
+  bucket_t_.assign(static_cast<size_t>(n), 0);
   for (int r = 0; r < n; ++r) t_[static_cast<size_t>(r)] = kStartNs + process_start_ns(r);
   send_seq_.assign(static_cast<size_t>(n), 0);
   recv_seq_.assign(static_cast<size_t>(n), 0);
@@ -305,13 +340,19 @@ void SynthModel::run(OpSink& sink) {
   for (int step = 0; step < spec_.steps; ++step) {
     step_starts_.push_back(*std::min_element(t_.begin(), t_.end()));
     int slot = 0;
-    // Tensor-parallel all-reduces inside the layers.
-    if (spec_.tp > 1) {
-      for (int k = 0; k < spec_.tp_ops; ++k, ++slot) {
-        for (int c : tp_list_) {
-          if (!collective(sink, c, OpKind::kAllReduce, spec_.tp_bytes, step, slot)) return;
-        }
+    // Tensor-parallel all-reduces inside the layers: all in the forward pass, or with
+    // overlap half of them in the backward pass, between the gradient buckets.
+    const int tp_ops = spec_.tp > 1 ? spec_.tp_ops : 0;
+    const int tp_forward = spec_.overlap ? (tp_ops + 1) / 2 : tp_ops;
+    auto tp_round = [&]() {
+      for (int c : tp_list_) {
+        if (!collective(sink, c, OpKind::kAllReduce, spec_.tp_bytes, step, slot)) return false;
       }
+      ++slot;
+      return true;
+    };
+    for (int k = 0; k < tp_forward; ++k) {
+      if (!tp_round()) return;
     }
     // Pipeline: stage s receives from s-1, computes its part, sends to s+1.
     if (pp > 1) {
@@ -327,11 +368,13 @@ void SynthModel::run(OpSink& sink) {
             OpRecord send = base_record(OpKind::kSend, pc.id, pc.seq, spec_.pp_bytes);
             send.peer = s;
             send.peer_seq = send_seq_[static_cast<size_t>(src)]++;
-            set_times(send, sa, end);
+            send.stream = stream_of(pp_comm_[static_cast<size_t>(r)], false);
+            set_times(send, sa, sa, end);
             OpRecord recv = base_record(OpKind::kRecv, pc.id, pc.seq, spec_.pp_bytes);
             recv.peer = s - 1;
             recv.peer_seq = recv_seq_[static_cast<size_t>(r)]++;
-            set_times(recv, t, end);
+            recv.stream = send.stream;
+            set_times(recv, t, t, end);
             sink.op(r, recv);
             sink.op(src, send);
             t_[static_cast<size_t>(src)] = end;
@@ -344,9 +387,42 @@ void SynthModel::run(OpSink& sink) {
       ++slot;
     }
     // Gradient buckets on the data-parallel communicator.
-    for (size_t b = 0; b < spec_.buckets.size(); ++b, ++slot) {
-      for (int c : dp_list_) {
-        if (!collective(sink, c, OpKind::kAllReduce, spec_.buckets[b], step, slot)) return;
+    if (!spec_.overlap || dp_list_.empty()) {
+      for (size_t b = 0; b < spec_.buckets.size(); ++b, ++slot) {
+        for (int c : dp_list_) {
+          if (!collective(sink, c, OpKind::kAllReduce, spec_.buckets[b], step, slot)) return;
+        }
+      }
+    } else {
+      // Backward: each bucket's gradients are ready after its share of the backward
+      // compute (and tensor-parallel all-reduces); its all-reduce runs on the bucket
+      // stream while the backward pass goes on.
+      const int nb = static_cast<int>(spec_.buckets.size());
+      int tp_done = 0;
+      for (int b = 0; b < nb; ++b) {
+        for (; tp_done < (tp_ops - tp_forward) * (b + 1) / nb; ++tp_done) {
+          if (!tp_round()) return;
+        }
+        for (int r = 0; r < n; ++r) {
+          t_[static_cast<size_t>(r)] += chunk_ns(r, step, static_cast<uint64_t>(slot));
+        }
+        for (int c : dp_list_) {
+          if (!collective(sink, c, OpKind::kAllReduce, spec_.buckets[static_cast<size_t>(b)], step,
+                          slot, true)) {
+            return;
+          }
+        }
+        ++slot;
+      }
+      // The optimizer waits for the last bucket.
+      for (int r = 0; r < n; ++r) {
+        int64_t& t = t_[static_cast<size_t>(r)];
+        t = std::max(t, bucket_t_[static_cast<size_t>(r)]);
+      }
+    }
+    if (tp_ops - tp_forward > 0 && (!spec_.overlap || dp_list_.empty())) {
+      for (int k = tp_forward; k < tp_ops; ++k) {
+        if (!tp_round()) return;
       }
     }
     // The loss/metrics all-reduce on the world communicator.

@@ -56,6 +56,8 @@ class SynthModel {
   int node_of(int rank) const { return rank / ranks_per_node_; }
   int local_rank(int rank) const { return rank % ranks_per_node_; }
   int stage_of(int rank) const { return rank / stage_size_; }
+  // Data-parallel replica (index in its data-parallel group) of a rank.
+  int replica_of(int rank) const { return (rank % stage_size_) / spec_.tp; }
   // Clock error of a node's CLOCK_REALTIME, ns.
   int64_t clock_offset_ns(int node) const;
   // True time the rank's process started (its clock reference).
@@ -64,7 +66,7 @@ class SynthModel {
   const std::vector<int64_t>& step_starts() const { return step_starts_; }
   int64_t job_end_ns() const { return job_end_ns_; }
   bool hung() const { return hung_; }
-  // Compute slowdown of a rank from straggler/throttle faults (1 = healthy).
+  // Compute slowdown of a rank's GPU from straggler/throttle/slow-node faults (1 = healthy).
   double gpu_factor(int rank) const;
   const SynthSpec& spec() const { return spec_; }
 
@@ -76,8 +78,13 @@ class SynthModel {
                       uint64_t seq) const;
   int64_t p2p_ns(int a, int b, uint64_t bytes, int step) const;
   double link_factor(const std::vector<int>& nodes) const;
-  // Returns false when the job hung at this op (no more ops are issued).
-  bool collective(OpSink& sink, int comm, trace::OpKind op, uint64_t bytes, int step, int slot);
+  // Returns false when the job hung at this op (no more ops are issued).  A bucket
+  // (overlap) goes on the bucket stream once its gradients are ready (the main
+  // stream's time) and leaves the main stream running; any other op follows a
+  // compute chunk on the main stream.
+  bool collective(OpSink& sink, int comm, trace::OpKind op, uint64_t bytes, int step, int slot,
+                  bool bucket = false);
+  uint64_t stream_of(int comm, bool bucket) const;
   const Fault* hang_fault() const;
 
   SynthSpec spec_;
@@ -88,7 +95,8 @@ class SynthModel {
   std::vector<std::vector<int>> comms_of_;
   std::vector<int> tp_comm_, dp_comm_, pp_comm_;  // per rank, -1 if none
   std::vector<int> tp_list_, dp_list_;            // distinct comm indices
-  std::vector<int64_t> t_;                        // per-rank stream time
+  std::vector<int64_t> t_;                        // per-rank main stream time
+  std::vector<int64_t> bucket_t_;                 // per-rank bucket stream time (overlap)
   std::vector<uint32_t> send_seq_, recv_seq_;
   std::vector<RankEnd> ends_;
   std::vector<int64_t> step_starts_;

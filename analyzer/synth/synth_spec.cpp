@@ -18,9 +18,11 @@ struct KindInfo {
 const std::vector<KindInfo>& kinds() {
   static const std::vector<KindInfo> table = {
       {"straggler", FaultKind::kStraggler, {"rank", "factor"}, {}},
+      {"slow_node", FaultKind::kSlowNode, {"node", "factor"}, {}},
       {"throttle", FaultKind::kThrottle, {"rank"}, {"factor"}},
       {"imbalance", FaultKind::kImbalanceData, {"amount"}, {}},
       {"heavy_stage", FaultKind::kHeavyStage, {"stage", "factor"}, {}},
+      {"heavy_replica", FaultKind::kHeavyReplica, {"replica", "factor"}, {}},
       {"slow_nic", FaultKind::kSlowNic, {"node", "factor"}, {}},
       {"slow_pair", FaultKind::kSlowPair, {"a", "b", "factor"}, {}},
       {"slow_p2p", FaultKind::kSlowP2p, {"rank", "peer", "factor"}, {}},
@@ -103,14 +105,15 @@ Result<Fault> parse_fault(std::string_view text) {
     auto bad = [&](const std::string& why) {
       return Status::error("--fault '" + whole + "': " + key + "='" + value + "' " + why);
     };
-    if (key == "rank" || key == "peer" || key == "op" || key == "stage" || key == "code" ||
-        key == "step") {
+    if (key == "rank" || key == "peer" || key == "op" || key == "stage" || key == "replica" ||
+        key == "code" || key == "step") {
       auto v = config::parse_int(value);
       if (!v.ok() || v.value() < 0) return bad("must be a non-negative integer");
       if (key == "rank") f.rank = static_cast<int>(v.value());
       if (key == "peer") f.peer = static_cast<int>(v.value());
       if (key == "op") f.op = v.value();
       if (key == "stage") f.stage = static_cast<int>(v.value());
+      if (key == "replica") f.replica = static_cast<int>(v.value());
       if (key == "code") f.code = v.value();
       if (key == "step") f.step = v.value();
     } else if (key == "factor" || key == "amount") {
@@ -162,9 +165,10 @@ Status validate(const SynthSpec& s) {
       return err(what + "peer " + std::to_string(f.peer) + " must be another rank, below --ranks " +
                  std::to_string(s.ranks));
     }
-    if (f.kind == FaultKind::kSlowNic || f.kind == FaultKind::kSlowPair) {
+    if (f.kind == FaultKind::kSlowNic || f.kind == FaultKind::kSlowPair ||
+        f.kind == FaultKind::kSlowNode) {
       for (const std::string& n : {f.node, f.node_b}) {
-        if (n.empty() && f.kind == FaultKind::kSlowNic) continue;
+        if (n.empty() && f.kind != FaultKind::kSlowPair) continue;
         if (!node_names.count(n)) {
           return err(what + "node '" + n + "' is not one of node1..node" + std::to_string(s.nodes));
         }
@@ -175,6 +179,14 @@ Status validate(const SynthSpec& s) {
     }
     if (f.kind == FaultKind::kHeavyStage && (s.pp < 2 || f.stage >= s.pp)) {
       return err(what + "needs --pp >= 2 and stage below --pp");
+    }
+    if (f.kind == FaultKind::kHeavyReplica) {
+      const int dp = s.ranks / (s.tp * s.pp);
+      if (dp < 2 || f.replica >= dp) {
+        return err(what + "replica " + std::to_string(f.replica) + " must be below the " +
+                   std::to_string(dp) + " data-parallel replicas (ranks / (tp x pp)), and there " +
+                   "must be at least 2");
+      }
     }
     switch (f.kind) {
       case FaultKind::kStop:

@@ -13,9 +13,11 @@ namespace ringside::analysis::synth {
 
 enum class FaultKind {
   kStraggler,      // rank=R factor=F: its compute takes F times longer
+  kSlowNode,       // node=N factor=F: every GPU of node N computes F times slower
   kThrottle,       // rank=R factor=F: as straggler, and NVML shows thermal throttling
   kImbalanceData,  // amount=A: per step, each rank's work varies by up to A (moves with the data)
   kHeavyStage,     // stage=S factor=F: pipeline stage S has F times more work
+  kHeavyReplica,   // replica=D factor=F: data-parallel replica D has F times more work
   kSlowNic,        // node=N factor=F: inter-node bandwidth of node N divided by F
   kSlowPair,       // a=N1 b=N2 factor=F: bandwidth between N1 and N2 divided by F
   kSlowP2p,        // rank=R peer=P factor=F: send/recv between R and P only, F times slower
@@ -39,6 +41,7 @@ struct Fault {
   double amount = 0;
   int64_t op = -1;
   int stage = -1;
+  int replica = -1;
   int64_t code = 79;
   int64_t step = 0;
 };
@@ -51,6 +54,16 @@ struct SynthSpec {
   int steps = 50;
   int tp = 1;  // tensor-parallel group size (consecutive ranks)
   int pp = 1;  // pipeline stages (contiguous blocks of ranks)
+  // Communicators made by ncclCommSplit of the world (parent, colour) or each from a
+  // unique id of its own, as PyTorch's new_group makes them (no parent).
+  bool unique_ids = false;
+  // Each communicator's ops on a stream of its own (as PyTorch process groups do),
+  // else one stream for every op.
+  bool comm_streams = false;
+  // Gradient buckets all-reduced on a stream of their own while the backward pass
+  // goes on; the optimizer waits for them at the end of the step.  Transfers on the
+  // main stream that meet a bucket in flight are slowed by the contention.
+  bool overlap = false;
   std::vector<uint64_t> buckets{25ull << 20, 25ull << 20, 25ull << 20, 12ull << 20};
   int tp_ops = 4;  // tensor-parallel all-reduces per step
   uint64_t tp_bytes = 8ull << 20;

@@ -4,17 +4,33 @@
 #include <map>
 
 namespace ringside::analysis {
+namespace {
+
+// The most a slowdown can have cost the job: the time a typical rank spent inside
+// communication calls (the union of its ops' intervals: ops overlapping each other on
+// several streams count once).  A culprit makes the others wait inside those calls
+// and a slow link lengthens them; removing either cannot give back more.
+double exposed_comm_seconds(const Context& ctx) {
+  std::vector<double> exposed;
+  for (const auto& rl : ctx.stats.ranks()) {
+    if (rl.inside_ns > 0) exposed.push_back(rl.inside_ns);
+  }
+  return median_of(exposed) / 1e9;
+}
+
+}  // namespace
 
 WhatIf compute_what_if(const Context& ctx, const std::vector<Finding>& findings) {
   WhatIf w;
   w.actual_s = std::max(0.0, ctx.job_seconds());
+  const double cap = std::min(w.actual_s, exposed_comm_seconds(ctx));
   double saved_total = 0;
   std::map<int64_t, double> per_rank;
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding& f = findings[i];
     const bool slowdown = f.kind == "straggler" || f.kind == "imbalance" || f.kind == "slow_link";
     if (!slowdown || f.cost_s <= 0) continue;
-    const double saved = std::min(f.cost_s, 0.95 * w.actual_s - saved_total);
+    const double saved = std::min(f.cost_s, cap - saved_total);
     if (saved <= 0) break;
     saved_total += saved;
     std::string cause = f.kind;

@@ -1,0 +1,288 @@
+// Which ranks are late, and which of them are late together.
+//
+// A rank is late when its own compute before the ops it shares exceeds the other
+// members' persistently: a sequential sign test per (rank, communicator) and per
+// rank over every op it shares, with the false-alarm rate bounded for the whole job
+// (rank_stats.h).
+//
+// Late ranks that make up a node, a pipeline stage, a data-parallel replica, a
+// tensor-parallel position or the members of one communicator are one cause, not
+// several.  A set is taken when at least two of its ranks are late and each of the
+// others is late at the level of a test of that set alone (given two late members,
+// the question is only whether the rest are too).  Sets are taken greedily: the one
+// explaining the most late ranks first; between sets explaining as many, a pipeline
+// stage before a node (stages are commonly unbalanced: embeddings, the loss), a node
+// before a replica or any other structure (a slow node is the likelier cause when
+// the replica is the node).  Structure comes from the communicators' roles
+// (match/comm_roles.h), inferred from membership alone, so communicators made by
+// ncclCommSplit and from separate unique ids look the same.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "detect/context.h"
+
+namespace ringside::analysis {
+namespace {
+
+bool late_in(const Context& ctx, const Lateness& l, double threshold) {
+  return l.groups >= static_cast<uint64_t>(ctx.th.min_groups) && l.late_evidence() >= threshold;
+}
+
+// Tests made on one rank: one per communicator it was judged in, and one pooled over
+// them when there are several.
+size_t tests_of(const RankLateness& rl) {
+  size_t comms = 0;
+  for (const auto& [ci, l] : rl.per_comm) comms += l.above + l.below > 0;
+  return comms + (comms > 1);
+}
+
+// Whether `rank` is late in any of its tests at a level corrected for `tests` more.
+bool late_at(const Context& ctx, int64_t rank, double tests) {
+  const RankLateness& rl = ctx.stats.ranks()[static_cast<size_t>(rank)];
+  const double threshold =
+      std::log(tests * static_cast<double>(std::max<size_t>(1, tests_of(rl))) / ctx.th.late_alpha);
+  for (const auto& [ci, l] : rl.per_comm) {
+    if (late_in(ctx, l, threshold)) return true;
+  }
+  return rl.per_comm.size() > 1 && late_in(ctx, pooled_lateness(ctx, rank), threshold);
+}
+
+// A family: the communicators of one role and size, members disjoint (the
+// tensor-parallel groups, the data-parallel groups, the pipeline groups).  A
+// communicator with the same members as one already taken (a second data-parallel
+// group for another bucket stream) adds nothing.
+struct Family {
+  std::vector<const CommInfo*> comms;
+  std::string role;
+};
+
+bool disjoint(const CommInfo& a, const CommInfo& b) {
+  for (int64_t m : a.members) {
+    if (std::find(b.members.begin(), b.members.end(), m) != b.members.end()) return false;
+  }
+  return true;
+}
+
+std::vector<Family> comm_families(const Context& ctx) {
+  std::vector<Family> families;
+  std::set<std::vector<int64_t>> seen;
+  for (const auto& c : ctx.set.comms) {
+    if (c.role.empty() || c.role == "world" || c.nranks < 2) continue;
+    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
+    if (!seen.insert(c.members).second) continue;
+    Family* home = nullptr;
+    for (auto& f : families) {
+      if (f.role != c.role || f.comms.front()->nranks != c.nranks) continue;
+      if (std::all_of(f.comms.begin(), f.comms.end(),
+                      [&](const CommInfo* o) { return disjoint(*o, c); })) {
+        home = &f;
+        break;
+      }
+    }
+    if (home == nullptr) {
+      families.emplace_back();
+      home = &families.back();
+      home->role = c.role;
+    }
+    home->comms.push_back(&c);
+  }
+  return families;
+}
+
+int priority(LateSet::Kind k) {
+  switch (k) {
+    case LateSet::Kind::kStage:
+      return 0;
+    case LateSet::Kind::kNode:
+      return 1;
+    case LateSet::Kind::kReplica:
+      return 2;
+    case LateSet::Kind::kTensorPosition:
+      return 3;
+    case LateSet::Kind::kComm:
+      return 4;
+  }
+  return 5;
+}
+
+// Every set late ranks can make up.
+std::vector<LateSet> candidate_sets(const Context& ctx) {
+  std::vector<LateSet> out;
+  for (size_t ni = 0; ni < ctx.set.nodes.size() && ctx.set.nodes.size() > 1; ++ni) {
+    if (ctx.set.node_ranks[ni].size() < 2) continue;
+    LateSet s;
+    s.kind = LateSet::Kind::kNode;
+    s.ranks = ctx.set.node_ranks[ni];
+    s.node = static_cast<int>(ni);
+    s.label = ctx.set.nodes[ni];
+    out.push_back(std::move(s));
+  }
+  bool pipeline_comms = false;
+  for (const Family& fam : comm_families(ctx)) {
+    pipeline_comms = pipeline_comms || fam.role == "pp";
+    if (fam.comms.size() < 2) continue;
+    const size_t n = fam.comms.front()->members.size();
+    for (size_t pos = 0; pos < n; ++pos) {
+      LateSet s;
+      for (const CommInfo* c : fam.comms) s.ranks.push_back(c->members[pos]);
+      std::sort(s.ranks.begin(), s.ranks.end());
+      s.comm = fam.comms.front();
+      s.position = static_cast<int>(pos);
+      const std::string across = " (position " + std::to_string(pos) + " in each of the " +
+                                 std::to_string(fam.comms.size()) + " " + std::to_string(n) +
+                                 "-rank " + fam.role + " communicators)";
+      if (fam.role == "dp") {
+        s.kind = LateSet::Kind::kReplica;
+        s.label = "data-parallel replica " + std::to_string(pos) + across;
+        s.advice =
+            "this replica gets more work per step than the others: balance the data across "
+            "replicas (per-replica batch size or token count, length-bucketed sampling)";
+      } else if (fam.role == "pp") {
+        s.kind = LateSet::Kind::kStage;
+        s.label = "pipeline stage " + std::to_string(pos) + across;
+        s.advice = "this stage does more work than the others: move layers off it";
+      } else {
+        s.kind = LateSet::Kind::kTensorPosition;
+        s.label = "tensor-parallel position " + std::to_string(pos) + across;
+        s.advice =
+            "this shard of the tensor-parallel layers does more work: check how the layers are "
+            "split";
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  for (const auto& c : ctx.set.comms) {
+    if (c.nranks >= ctx.set.world_size || c.nranks < 2) continue;
+    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
+    LateSet s;
+    s.ranks = c.members;
+    std::sort(s.ranks.begin(), s.ranks.end());
+    s.comm = &c;
+    // Without pipeline communicators, ranks that exchange send/recv with the rest
+    // (and with no one inside) are a pipeline stage.
+    bool p2p_out = false, p2p_in = false;
+    for (const auto& p : ctx.groups.p2p()) {
+      const bool a = std::binary_search(s.ranks.begin(), s.ranks.end(), p.src);
+      const bool b = std::binary_search(s.ranks.begin(), s.ranks.end(), p.dst);
+      p2p_out = p2p_out || a != b;
+      p2p_in = p2p_in || (a && b);
+    }
+    if (!pipeline_comms && p2p_out && !p2p_in) {
+      s.kind = LateSet::Kind::kStage;
+      s.label = "a pipeline stage (the members of " + c.label + ")";
+      s.advice = "this stage does more work than the others: move layers off it";
+    } else {
+      s.kind = LateSet::Kind::kComm;
+      s.label = "the members of " + c.label;
+      s.advice = "these ranks get more work than the others: check how work is partitioned";
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Lateness pooled_lateness(const Context& ctx, int64_t rank) {
+  Lateness sum;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
+  return sum;
+}
+
+double potential_cost_s(const Context& ctx, int64_t rank) {
+  double most = 0;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
+    most = std::max(most, l.late_excess_ns);
+  return most / 1e9;
+}
+
+std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
+  // Judged per communicator (a heavier pipeline stage is only visible in the comms
+  // that mix stages and would be diluted in a rank-wide count) and over every op the
+  // rank shares (a small slowdown seen in each comm a little).  Bonferroni over all
+  // these tests keeps the job-wide false-alarm rate at late_alpha.
+  const auto& ranks = ctx.stats.ranks();
+  size_t tests = 0;
+  for (const auto& rl : ranks) tests += tests_of(rl);
+  const double threshold =
+      std::log(static_cast<double>(std::max<size_t>(1, tests)) / ctx.th.late_alpha);
+  std::vector<std::pair<double, int64_t>> late;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    double strength = 0;
+    bool is_late = false;
+    for (const auto& [ci, l] : ranks[r].per_comm) {
+      if (!late_in(ctx, l, threshold)) continue;
+      is_late = true;
+      strength = std::max(strength, l.mean_excess());
+    }
+    const Lateness pooled = pooled_lateness(ctx, static_cast<int64_t>(r));
+    if (ranks[r].per_comm.size() > 1 && late_in(ctx, pooled, threshold)) {
+      is_late = true;
+      strength = std::max(strength, pooled.mean_excess());
+    }
+    if (is_late) late.emplace_back(strength, static_cast<int64_t>(r));
+  }
+  std::sort(late.rbegin(), late.rend());
+  std::vector<int64_t> out;
+  for (const auto& [e, r] : late) out.push_back(r);
+  return out;
+}
+
+std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& late) {
+  const std::vector<LateSet> candidates = candidate_sets(ctx);
+  const std::set<int64_t> all_late(late.begin(), late.end());
+  std::set<int64_t> remaining = all_late;
+  size_t traced = 0;
+  for (const auto& ri : ctx.set.ranks) traced += ri.has_file;
+  std::vector<LateSet> out;
+  std::vector<bool> taken(candidates.size(), false);
+  while (remaining.size() >= 2) {
+    const LateSet* best = nullptr;
+    size_t best_cover = 0, best_index = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const LateSet& c = candidates[i];
+      // Every rank late is no rank late: lateness is relative to the peers.
+      if (taken[i] || c.ranks.size() >= traced) continue;
+      size_t cover = 0;
+      for (int64_t r : c.ranks) cover += remaining.count(r);
+      if (cover < 2) continue;
+      if (best != nullptr &&
+          (cover < best_cover || (cover == best_cover && priority(c.kind) >= priority(best->kind))))
+        continue;
+      const double size = static_cast<double>(c.ranks.size());
+      bool complete = true;
+      for (int64_t r : c.ranks) {
+        complete = complete && (all_late.count(r) != 0 || late_at(ctx, r, size));
+      }
+      if (!complete) continue;
+      best = &c;
+      best_cover = cover;
+      best_index = i;
+    }
+    if (best == nullptr) break;
+    taken[best_index] = true;
+    out.push_back(*best);
+    for (int64_t r : best->ranks) remaining.erase(r);
+  }
+  // Every node late together is no node late either.
+  const size_t nodes = static_cast<size_t>(
+      std::count_if(out.begin(), out.end(), [](const LateSet& s) { return s.node >= 0; }));
+  if (nodes > 0 && nodes == ctx.set.nodes.size()) {
+    out.erase(std::remove_if(out.begin(), out.end(), [](const LateSet& s) { return s.node >= 0; }),
+              out.end());
+  }
+  return out;
+}
+
+std::optional<LateSet> structure_of(const Context& ctx, const std::set<int64_t>& ranks) {
+  std::optional<LateSet> best;
+  for (LateSet& c : candidate_sets(ctx)) {
+    if (c.kind == LateSet::Kind::kNode) continue;
+    if (std::set<int64_t>(c.ranks.begin(), c.ranks.end()) != ranks) continue;
+    if (!best || priority(c.kind) < priority(best->kind)) best = std::move(c);
+  }
+  return best;
+}
+
+}  // namespace ringside::analysis

@@ -1,0 +1,173 @@
+#include "match/own_compute.h"
+
+#include <algorithm>
+
+namespace ringside::analysis {
+namespace {
+
+using trace::OpRecord;
+
+}  // namespace
+
+OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
+  OpTimes t;
+  if (op.t_dev_start_ns != trace::kUnknownTime) {
+    t.arrival = rank.to_job(op.t_dev_start_ns);
+  } else {
+    t.arrival = rank.to_job(op.t_enter_ns);
+    // Device timing was on for this op but the device never reached it.
+    t.device_started = !(op.flags & trace::kFlagDeviceTimed) ||
+                       op.status == static_cast<uint8_t>(trace::OpStatus::kComplete);
+    if (op.status == static_cast<uint8_t>(trace::OpStatus::kDevicePending))
+      t.device_started = false;
+  }
+  if (op.status == static_cast<uint8_t>(trace::OpStatus::kComplete)) {
+    if (op.t_dev_end_ns != trace::kUnknownTime) {
+      t.end = rank.to_job(op.t_dev_end_ns);
+    } else if (op.t_exit_ns != trace::kUnknownTime) {
+      t.end = rank.to_job(op.t_exit_ns);
+    }
+  }
+  if (t.arrival == trace::kUnknownTime) t.arrival = kNever;
+  return t;
+}
+
+OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
+  std::sort(ops.begin(), ops.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<uint64_t> streams;
+  for (const auto& o : ops) {
+    if (std::find(streams.begin(), streams.end(), o.stream) == streams.end())
+      streams.push_back(o.stream);
+  }
+  // One union per stream of the intervals on the others, and one of them all for
+  // streams that hold none.
+  for (size_t k = 0; k <= streams.size(); ++k) {
+    const bool everything = k == streams.size();
+    Merged m;
+    m.stream = everything ? 0 : streams[k];
+    int64_t covered = 0;
+    for (const auto& o : ops) {
+      if ((!everything && o.stream == m.stream) || o.end <= o.begin) continue;
+      if (!m.end.empty() && o.begin <= m.end.back()) {
+        if (o.end > m.end.back()) {
+          covered += o.end - m.end.back();
+          m.end.back() = o.end;
+        }
+        continue;
+      }
+      m.before.push_back(covered);
+      m.begin.push_back(o.begin);
+      m.end.push_back(o.end);
+      covered += o.end - o.begin;
+    }
+    (everything ? all_ : by_stream_.emplace_back()) = std::move(m);
+  }
+}
+
+int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
+  if (to <= from) return 0;
+  const Merged* m = &all_;
+  for (const Merged& s : by_stream_) {
+    if (s.stream == stream) m = &s;
+  }
+  // Covered time up to t: intervals are disjoint and sorted.
+  auto covered_to = [&](int64_t t) -> int64_t {
+    const auto it = std::upper_bound(m->begin.begin(), m->begin.end(), t);
+    if (it == m->begin.begin()) return 0;
+    const size_t i = static_cast<size_t>(it - m->begin.begin()) - 1;
+    return m->before[i] + std::min(t, m->end[i]) - m->begin[i];
+  };
+  return covered_to(to) - covered_to(from);
+}
+
+std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
+                                                 std::span<const OpRecord> ops) {
+  std::vector<OwnTimeline::Interval> out;
+  out.reserve(ops.size());
+  for (const OpRecord& op : ops) {
+    const OpTimes t = op_times(rank, op);
+    if (t.arrival != kNever && t.end != kNever && t.end > t.arrival)
+      out.push_back({t.arrival, t.end, op.stream});
+  }
+  return out;
+}
+
+OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
+                       const KnownAlongside& known) {
+  const size_t n = ops.size();
+  std::vector<OpTimes> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = op_times(rank, ops[i]);
+  order_.resize(n);
+  for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    const int64_t x = t[a].arrival == kNever ? INT64_MAX : t[a].arrival;
+    const int64_t y = t[b].arrival == kNever ? INT64_MAX : t[b].arrival;
+    return x < y;
+  });
+  before_.assign(n, std::nullopt);
+  flags_.assign(n, 0);
+
+  // Ops during which the rank started an op on another stream did not hold it up.
+  std::vector<uint32_t> in_flight;  // complete ops whose end is still ahead
+  for (uint32_t i : order_) {
+    const OpTimes& x = t[i];
+    if (x.arrival == kNever) break;
+    std::erase_if(in_flight, [&](uint32_t j) { return t[j].end <= x.arrival; });
+    for (uint32_t j : in_flight) {
+      if (ops[j].stream != ops[i].stream && x.arrival - t[j].arrival >= kBackToBackNs &&
+          t[j].end - x.arrival >= kBackToBackNs) {
+        flags_[j] |= kStartedAnother | kAlongside | kSeen;
+      }
+    }
+    if (x.end != kNever) in_flight.push_back(i);
+  }
+  std::vector<OwnTimeline::Interval> held;
+  for (size_t i = 0; i < n; ++i) {
+    const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
+    if (k != Alongside::kHeld) flags_[i] |= kAlongside;
+    if (k == Alongside::kSeen) flags_[i] |= kSeen;
+    if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
+    if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
+  }
+  const OwnTimeline all(own_intervals(rank, ops));
+  const OwnTimeline timeline(std::move(held));
+
+  std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
+  std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
+  for (uint32_t i : order_) {
+    const OpTimes& x = t[i];
+    if (x.arrival == kNever) break;
+    const uint64_t stream = ops[i].stream;
+    if (x.end != kNever && all.other_busy(stream, x.arrival, x.end) > 0) flags_[i] |= kContended;
+    auto prev = std::find_if(last_on.begin(), last_on.end(),
+                             [&](const auto& s) { return s.first == stream; });
+    if (prev == last_on.end()) {
+      last_on.emplace_back(stream, i);
+      continue;
+    }
+    const uint32_t pi = prev->second;
+    const OpTimes& p = t[pi];
+    prev->second = i;
+    if (p.end == kNever || x.arrival < p.end) continue;
+    waited_for_stream[i] = x.arrival - p.end < kBackToBackNs;
+    // After an op that ran alongside, an op that started when its stream freed says
+    // only that the compute before it ended earlier.  Where that compute began is
+    // unknown after an op that may or may not have held the rank up, and after one
+    // that ran alongside but itself started when its stream freed.
+    if ((flags_[pi] & kAlongside) != 0 &&
+        ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0 || waited_for_stream[i] != 0)) {
+      continue;
+    }
+    ComputeReadings r;
+    r[1] = x.arrival - p.end;
+    r[0] = r[1] - timeline.other_busy(stream, p.end, x.arrival);
+    r[2] = r[1] - all.other_busy(stream, p.end, x.arrival);
+    r[3] = (flags_[pi] & kSeen) != 0
+               ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
+               : r[0];
+    before_[i] = r;
+  }
+}
+
+}  // namespace ringside::analysis

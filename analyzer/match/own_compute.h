@@ -1,0 +1,134 @@
+// A rank's own compute before each of its ops, from its ops alone.
+//
+// The trace holds communication ops, not kernels, so the time a rank computed
+// before an op is inferred from the gap since an earlier op.  With one stream
+// that is exact: the previous op ended and the rank computed until it arrived.
+// With several streams, what the trace cannot say is which ops held the rank up
+// and which ran while it computed:
+//  - ops on other streams inside the gap may have held it up (a tensor-parallel
+//    all-reduce whose result the next layer needs) or run alongside (a gradient
+//    bucket);
+//  - the previous op on the same stream may have held it up, or run alongside:
+//    then the work before this op began when that op was issued, and the gap since
+//    its end misses the compute done meanwhile, by as much as the rank waited in it
+//    (a rank that waited in a bucket's all-reduce for a late peer looks early at
+//    the next bucket, and so the late peer looks late, even when it was late only
+//    because it had waited in a tensor-parallel all-reduce).
+// So each op gets several readings, one per way the trace can be read, and a rank
+// is judged late at an op only when it is late under every reading that applies
+// (rank_stats.h): a reading that is wrong for this op can hide lateness but cannot
+// make it up.
+//
+// Whether an op ran alongside the compute is measured, not assumed: a rank cannot
+// start an op on another stream while an op holds it up, so an op during which the
+// rank started another one did not hold it, and neither did the same collective on
+// its other members (they run the same code): GroupTable marks the collective, and
+// the communicator when enough of its collectives show it.  A collective of such a
+// communicator that showed nothing may still have held the ranks up (the optimizer
+// waits for the last gradient bucket of a step): the op after it on the same stream
+// has no reading, since where its compute began is unknown.  Nor has an op that,
+// after one that ran alongside, started only when its stream was free (the compute
+// before it ended earlier, by an unknown amount), or that follows such an op.  An
+// op without a reading on one member is not judged on any (GroupAgg::gaps).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "load/trace_set.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::analysis {
+
+inline constexpr int64_t kNever = INT64_MIN;
+
+// Times in this module are job times (clock-aligned ns).
+struct OpTimes {
+  int64_t arrival = kNever;    // device start, else host enter
+  int64_t end = kNever;        // device end, else host exit; kNever if incomplete
+  bool device_started = true;  // false: enqueued on the host, device never started
+};
+OpTimes op_times(const RankInfo& rank, const trace::OpRecord& op);
+
+// One rank's ops as time intervals per stream, to attribute its time: how long
+// it was inside ops on streams other than a given one during an interval.  An op
+// whose interval meets ops on other streams contends with them for the links.
+class OwnTimeline {
+ public:
+  struct Interval {
+    int64_t begin, end;
+    uint64_t stream;
+  };
+  explicit OwnTimeline(std::vector<Interval> ops);
+  // Time in [from, to) covered by ops on streams other than `stream`, ns.
+  int64_t other_busy(uint64_t stream, int64_t from, int64_t to) const;
+
+ private:
+  struct Merged {
+    uint64_t stream;
+    std::vector<int64_t> begin, end,
+        before;  // merged intervals; `before`: covered time before each
+  };
+  std::vector<Merged> by_stream_;
+  Merged all_{};
+};
+
+// The rank's ops (complete ones) as intervals, in job time.
+std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
+                                                 std::span<const trace::OpRecord> ops);
+
+// The readings of a rank's own compute before one op, ns, where "held" is the time
+// inside its ops on other streams that did not run alongside:
+//   0  since the previous op on its stream ended, minus held time
+//   1  since the previous op on its stream ended: every op on another stream ran
+//      alongside
+//   2  since the previous op on its stream ended, minus time inside every op on
+//      another stream: each held the rank up
+//   3  when the previous op on its stream was seen to run alongside, since it
+//      started, minus held time; else reading 0
+// Reading 0 is the primary one.
+inline constexpr int kReadings = 4;
+using ComputeReadings = std::array<int64_t, kReadings>;
+// What other ranks showed about an op.
+enum class Alongside : uint8_t {
+  kHeld,    // nothing: it held the ranks up
+  kLikely,  // its communicator's ops run alongside; this one showed nothing
+  kSeen,    // a member started another op while in it
+};
+using KnownAlongside = std::function<Alongside(const trace::OpRecord&)>;
+
+// Gaps shorter than this are back-to-back calls: the op waited for its stream, or
+// several were issued together, not after compute.
+inline constexpr int64_t kBackToBackNs = 20'000;
+
+class OwnCompute {
+ public:
+  // `ops`: every op record of one rank, in any order.  `known`: what other ranks
+  // showed about the same ops, when that is known.
+  OwnCompute(const RankInfo& rank, std::span<const trace::OpRecord> ops,
+             const KnownAlongside& known = {});
+
+  // Indices into `ops` in order of arrival (ops without an arrival last).
+  const std::vector<uint32_t>& order() const { return order_; }
+  // Readings before ops[i]; none for the first op on its stream or after an
+  // incomplete one.
+  const std::optional<ComputeReadings>& before(size_t i) const { return before_[i]; }
+  // ops[i] was in flight while the rank ran ops on other streams.
+  bool contended(size_t i) const { return (flags_[i] & kContended) != 0; }
+  // The rank started an op on another stream while ops[i] was in flight.
+  bool started_another(size_t i) const { return (flags_[i] & kStartedAnother) != 0; }
+  // ops[i] did not hold the rank up (as far as is known): its time is the rank's.
+  bool ran_alongside(size_t i) const { return (flags_[i] & kAlongside) != 0; }
+
+ private:
+  static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8;
+  std::vector<uint32_t> order_;
+  std::vector<std::optional<ComputeReadings>> before_;
+  std::vector<uint8_t> flags_;
+};
+
+}  // namespace ringside::analysis

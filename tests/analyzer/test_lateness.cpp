@@ -1,0 +1,210 @@
+// The lateness statistics and the detectors built on them: own-time attribution
+// across streams, the sequential sign test and its false-alarm bound, the node
+// rule, replica imbalance, sensitivity, and what-if bounds, on synthetic inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "match/group_table.h"
+#include "match/rank_stats.h"
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+using Ranks = std::vector<int64_t>;
+using Nodes = std::vector<std::string>;
+
+TEST(OwnTimeline, CountsOnlyOtherStreamsAndMergesOverlaps) {
+  // Stream 1: [0,10) [20,30); stream 2: [5,15) [12,18) (overlapping) ; stream 3: [40,50).
+  OwnTimeline t({{0, 10, 1}, {20, 30, 1}, {5, 15, 2}, {12, 18, 2}, {40, 50, 3}});
+  EXPECT_EQ(t.other_busy(1, 0, 100), 13 + 10);  // stream 2 merged [5,18) + stream 3
+  EXPECT_EQ(t.other_busy(2, 0, 100), 20 + 10);
+  EXPECT_EQ(t.other_busy(3, 0, 100), 10 + 13 + 10 - 5);  // [0,18) and [20,30)
+  EXPECT_EQ(t.other_busy(1, 10, 16), 6);
+  EXPECT_EQ(t.other_busy(1, 18, 40), 0);
+  EXPECT_EQ(t.other_busy(1, 16, 12), 0);
+  // One stream only: nothing to subtract.
+  OwnTimeline single({{0, 10, 7}, {20, 30, 7}});
+  EXPECT_EQ(single.other_busy(7, 0, 100), 0);
+}
+
+TEST(LateEvidence, ClosedFormAndOneSided) {
+  Lateness l;
+  l.above = 10;
+  l.below = 0;
+  // Uniform mixture: 2^10 * 10! 0! / 11! = 1024 / 11.
+  EXPECT_NEAR(l.late_evidence(), std::log(1024.0 / 11.0), 1e-9);
+  l.above = 5;
+  l.below = 5;
+  EXPECT_EQ(l.late_evidence(), 0);
+  l.above = 3;
+  l.below = 7;
+  EXPECT_EQ(l.late_evidence(), 0);
+  Lateness more = l;
+  more.above = 60;
+  more.below = 40;
+  Lateness fewer = l;
+  fewer.above = 30;
+  fewer.below = 20;
+  EXPECT_GT(more.late_evidence(), fewer.late_evidence());
+}
+
+// Under the null (each op late with probability 1/2, independently) the evidence
+// process is a nonnegative martingale of mean 1: the fraction of runs in which it
+// ever reaches log(1/alpha) must not exceed alpha, whatever the run length.
+TEST(LateEvidence, FalseAlarmRateIsBoundedByAlphaUnderTheNull) {
+  std::mt19937_64 rng(12345);
+  std::bernoulli_distribution coin(0.5);
+  const double alpha = 0.05;
+  const int runs = 4000, length = 400;
+  int alarms = 0;
+  for (int run = 0; run < runs; ++run) {
+    Lateness l;
+    for (int k = 0; k < length; ++k) {
+      (coin(rng) ? l.above : l.below) += 1;
+      if (l.late_evidence() >= std::log(1 / alpha)) {
+        ++alarms;
+        break;
+      }
+    }
+  }
+  EXPECT_LE(static_cast<double>(alarms) / runs, alpha);
+  EXPECT_GT(alarms, 0);  // the bound is not vacuous: the test does fire by chance
+}
+
+TEST(LateEvidence, FindsAModestBiasQuickly) {
+  std::mt19937_64 rng(7);
+  std::bernoulli_distribution coin(0.75);
+  Lateness l;
+  int k = 0;
+  while (l.late_evidence() < std::log(100 / 0.01) && k < 1000) {
+    (coin(rng) ? l.above : l.below) += 1;
+    ++k;
+  }
+  EXPECT_LT(k, 150);
+}
+
+class HealthyShapes : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
+
+TEST_P(HealthyShapes, NoFindingsOverSeeds) {
+  const auto [ranks, nodes, tp, pp, steps] = GetParam();
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    TempDir dir("healthy-shape");
+    auto spec = small_spec(dir.path(), seed);
+    spec.ranks = ranks;
+    spec.nodes = nodes;
+    spec.tp = tp;
+    spec.pp = pp;
+    spec.steps = steps;
+    Report r = synth_and_analyze(spec);
+    EXPECT_EQ(r.verdict, "healthy") << "seed " << seed;
+    for (const auto& f : r.findings) ADD_FAILURE() << "seed " << seed << " " << f.kind << ": " << f.evidence;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, HealthyShapes,
+                         ::testing::Values(std::make_tuple(8, 2, 1, 1, 10),
+                                           std::make_tuple(16, 4, 4, 1, 40),
+                                           std::make_tuple(16, 4, 2, 2, 40),
+                                           std::make_tuple(16, 2, 2, 1, 20)));
+
+TEST(Sensitivity, FivePercentStragglerIn40Steps) {
+  TempDir dir("s5");
+  Report r = synth_and_analyze(small_spec(dir.path(), 3), {"straggler:rank=5,factor=1.05"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, "straggler");
+  EXPECT_EQ(r.findings[0].ranks, Ranks{5});
+}
+
+TEST(Sensitivity, TwentyPercentStragglerIn10Steps) {
+  TempDir dir("s20");
+  auto spec = small_spec(dir.path(), 2);
+  spec.steps = 10;
+  Report r = synth_and_analyze(spec, {"straggler:rank=2,factor=1.2"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].ranks, Ranks{2});
+}
+
+TEST(Sensitivity, TwoStragglersAtOnce) {
+  TempDir dir("two");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  Report r = synth_and_analyze(spec, {"straggler:rank=3,factor=1.1", "straggler:rank=12,factor=1.05"});
+  ASSERT_EQ(r.findings.size(), 2u);
+  Ranks got;
+  for (const auto& f : r.findings) {
+    EXPECT_EQ(f.kind, "straggler");
+    EXPECT_EQ(f.subkind, "gpu");
+    got.insert(got.end(), f.ranks.begin(), f.ranks.end());
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (Ranks{3, 12}));
+}
+
+// Every rank of node2 30% slower; its tensor-parallel group is the node itself, so
+// inside it nobody is late: only the ops shared with other nodes show it.
+TEST(NodeRule, SlowNodeIsANodeStragglerNotImbalanceOrLink) {
+  TempDir dir("slow-node");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 4;
+  Report r = synth_and_analyze(spec, {"straggler:rank=4,factor=1.3", "straggler:rank=5,factor=1.3",
+                                      "straggler:rank=6,factor=1.3", "straggler:rank=7,factor=1.3"});
+  ASSERT_EQ(r.findings.size(), 1u) << r.findings[0].kind << "/" << r.findings[0].subkind;
+  EXPECT_EQ(r.findings[0].kind, "straggler");
+  EXPECT_EQ(r.findings[0].subkind, "node");
+  EXPECT_EQ(r.findings[0].nodes, Nodes{"node2"});
+  EXPECT_EQ(r.findings[0].ranks, (Ranks{4, 5, 6, 7}));
+  // What-if: never more than the time lost (the job cannot run faster than its compute).
+  EXPECT_GE(r.what_if.ideal_s, 0.9 * spec.compute_ms * spec.steps / 1000);
+}
+
+// A heavier data-parallel replica that is not a whole node: structural imbalance
+// naming the replica, with advice for replicas, not pipeline stages.
+TEST(ReplicaImbalance, HeavierReplicaIsStructuralWithReplicaAdvice) {
+  TempDir dir("replica");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  Report r = synth_and_analyze(spec, {"straggler:rank=4,factor=1.2", "straggler:rank=5,factor=1.2"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, "imbalance");
+  EXPECT_EQ(f.subkind, "structural");
+  EXPECT_EQ(f.ranks, (Ranks{4, 5}));
+  EXPECT_EQ(f.extra["structure"], "dp_replica");
+  EXPECT_EQ(f.extra["replica"], 2);
+  EXPECT_EQ(f.evidence.find("stage"), std::string::npos) << f.evidence;
+}
+
+TEST(ReplicaImbalance, DataDependentAcrossReplicasHasNoCulprit) {
+  TempDir dir("data-replica");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = 2;
+  Report r = synth_and_analyze(spec, {"imbalance:amount=0.5"});
+  EXPECT_EQ(find_kind(r, "straggler"), nullptr);
+  EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
+}
+
+TEST(WhatIf, SlowLinkSavingsStayWithinTheTimeInsideCommunication) {
+  TempDir dir("whatif-link");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.pp = 4;
+  Report r = synth_and_analyze(spec, {"slow_nic:node=node2,factor=20"});
+  ASSERT_NE(find_kind(r, "slow_link", "nic"), nullptr);
+  EXPECT_LT(r.what_if.ideal_s, r.what_if.actual_s);
+  EXPECT_GE(r.what_if.ideal_s, 0.9 * spec.compute_ms * spec.steps / 1000);
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
