@@ -165,7 +165,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
       return Status::error(dir + ": no readable trace file: " + listing.bad_files.front());
     }
     return Status::error(dir +
-                         ": no ringside trace files (ringside-<job>-r<rank>.h5) in this directory");
+                         ": no ringside trace files (ringside-<job>[.<step>]-r<rank>.h5) in this directory");
   }
   std::sort(candidates.begin(), candidates.end());
 

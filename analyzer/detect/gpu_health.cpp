@@ -10,6 +10,7 @@
 #include "load/gpu_summary.h"
 #include "report/next_command.h"
 #include "ringside/safe_text.h"
+#include "ringside/trace_writer.h"
 
 namespace ringside::analysis {
 namespace {}  // namespace
@@ -159,8 +160,11 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
                "file was lost, or it is unreadable; the analysis covers the others only.";
   f.severity = 0.5;
   f.confidence = 1.0;
-  f.next_command = "ls -l " + shell_quote(ctx.set.dir) + "  # expect ringside-" + ctx.set.job_id +
-                   "-r<rank>.h5 for every rank";
+  // The probe's file name for rank 0, its digits made a placeholder.
+  const std::string first = trace::trace_file_name(ctx.set.job_id, 0, ctx.set.step_id);
+  const std::string pattern = first.substr(0, first.size() - std::string("000000.h5").size());
+  f.next_command = "ls -l " + shell_quote(ctx.set.dir) + "  # expect " + pattern +
+                   "<rank>.h5 for every rank";
   out.push_back(std::move(f));
 }
 

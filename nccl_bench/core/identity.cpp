@@ -70,8 +70,9 @@ ProcessIdentity detect_identity(Launcher launcher, int* argc, char*** argv) {
       resolve_launcher_identity(process_env, job ? job : "", node ? node : "", id.hostname);
   id.node = found.identity.node;
   id.job_id = found.identity.job_id;
+  id.step_id = found.identity.step_id;
   id.job_key = id.job_id;
-  if (!found.identity.step_id.empty()) id.job_key += "." + found.identity.step_id;
+  if (!id.step_id.empty()) id.job_key += "." + id.step_id;
   bool use_mpi = launcher == Launcher::kMpi;
   if (launcher == Launcher::kAuto) {
     use_mpi = process_env("OMPI_COMM_WORLD_SIZE") != nullptr || process_env("PMIX_RANK") != nullptr;

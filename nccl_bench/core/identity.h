@@ -18,6 +18,7 @@ struct ProcessIdentity {
   std::string hostname;
   std::string job_key;  // job_id, plus ".SLURM_STEP_ID" for a Slurm job id
   std::string job_id;   // as in the probe (RINGSIDE_JOB_ID, SLURM_JOB_ID, ...), "" if none
+  std::string step_id;  // SLURM_STEP_ID for a Slurm job id, else ""
 };
 
 // Launcher::kAuto uses MPI when the process was started by mpirun or by srun with

@@ -34,6 +34,7 @@ OpTrace::OpTrace(const std::string& dir, World& world, const std::string& config
     meta.schema_version = trace::kSchemaVersion;
     meta.producer = "nccl_bench";
     meta.job_id = world.job_id();
+    meta.step_id = id.step_id;
     meta.rank = l.rank;
     meta.local_rank = l.local_rank;
     meta.world_size = world.nranks();
@@ -51,7 +52,8 @@ OpTrace::OpTrace(const std::string& dir, World& world, const std::string& config
     meta.simulated = 0;  // nccl_bench cannot tell; the sim labels its devices itself
     trace::stamp_clock_reference(meta);
     const std::string path =
-        (std::filesystem::path(dir) / trace::trace_file_name(world.job_id(), l.rank)).string();
+        (std::filesystem::path(dir) / trace::trace_file_name(world.job_id(), l.rank, id.step_id))
+            .string();
     auto writer = trace::TraceWriter::create(path, meta);
     if (!writer.ok()) throw RuntimeError("cannot create trace " + path + ": " + writer.message());
     PerLocal p;

@@ -241,6 +241,32 @@ TEST_F(SimBench, JsonAndTraceOutput) {
   std::filesystem::remove_all(dir);
 }
 
+// Under a Slurm step, trace files carry the step as the probe's do
+// (ringside-<job>.<step>-r<rank>.h5 and the step_id attribute), so the traces of
+// two steps of one job never overwrite each other.
+TEST_F(SimBench, TracesOfASlurmStepNameTheStep) {
+  const std::string dir = temp_dir("step");
+  const RunResult r = run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR + " " +
+                                SIMRUN_BIN +
+                                " -n 2 --nodes 1 -t 300 -- env -u RINGSIDE_JOB_ID "
+                                "SLURM_JOB_ID=4242 SLURM_STEP_ID=3 " NCCL_BENCH_BIN
+                                " all_reduce -b 4K -e 8K -f 2 -n 2 --trace-dir " +
+                                dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* name : {"ringside-4242.3-r000000.h5", "ringside-4242.3-r000001.h5"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + name)) << name;
+  }
+  const RunResult py = run_shell(
+      "/usr/bin/python3 -c \"import h5py\n"
+      "a=h5py.File('" +
+      dir +
+      "/ringside-4242.3-r000001.h5','r').attrs\n"
+      "v=lambda k: a[k].decode() if isinstance(a[k], bytes) else str(a[k])\n"
+      "print(v('job_id'), v('step_id'))\"");
+  EXPECT_EQ(py.exit_code, 0) << py.err;
+  EXPECT_NE(py.out.find("4242 3"), std::string::npos) << py.out << py.err;
+}
+
 TEST_F(SimBench, MalformedLauncherVariablesExitWithTwo) {
   const RunResult r = run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR +
                                 " RANK=1x WORLD_SIZE=2 " NCCL_BENCH_BIN " all_reduce -b 1K -e 1K");
