@@ -271,7 +271,9 @@ Alongside GroupTable::ran_alongside(const OpRecord& op) const {
   if (it == set_.comm_index.end()) return Alongside::kHeld;
   const GroupAgg* g = group(it->second, op.seq);
   if (g != nullptr && g->ran_alongside) return Alongside::kSeen;
-  return comms_[static_cast<size_t>(it->second)].alongside ? Alongside::kLikely : Alongside::kHeld;
+  const CommGroups& cg = comms_[static_cast<size_t>(it->second)];
+  if (cg.alongside) return Alongside::kLikely;
+  return cg.alongside_groups > 0 ? Alongside::kPossible : Alongside::kHeld;
 }
 
 P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {

@@ -122,16 +122,20 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     }
     if (x.end != kNever) in_flight.push_back(i);
   }
-  std::vector<OwnTimeline::Interval> held;
+  std::vector<OwnTimeline::Interval> held, never_alongside;
   for (size_t i = 0; i < n; ++i) {
     const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
-    if (k != Alongside::kHeld) flags_[i] |= kAlongside;
+    if (k == Alongside::kLikely || k == Alongside::kSeen) flags_[i] |= kAlongside;
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
     if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
+    // Send/recv is never measured (GroupTable::ran_alongside): it may have run alongside.
+    if (k == Alongside::kHeld && !trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
+      never_alongside.push_back({t[i].arrival, t[i].end, ops[i].stream});
   }
   const OwnTimeline all(own_intervals(rank, ops));
   const OwnTimeline timeline(std::move(held));
+  const OwnTimeline never(std::move(never_alongside));
 
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
@@ -160,9 +164,10 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
       continue;
     }
     ComputeReadings r;
-    r[1] = x.arrival - p.end;
-    r[0] = r[1] - timeline.other_busy(stream, p.end, x.arrival);
-    r[2] = r[1] - all.other_busy(stream, p.end, x.arrival);
+    const int64_t gap = x.arrival - p.end;
+    r[1] = gap - never.other_busy(stream, p.end, x.arrival);
+    r[0] = gap - timeline.other_busy(stream, p.end, x.arrival);
+    r[2] = gap - all.other_busy(stream, p.end, x.arrival);
     r[3] = (flags_[pi] & kSeen) != 0
                ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
                : r[0];

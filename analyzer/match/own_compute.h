@@ -84,8 +84,11 @@ std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
 // The readings of a rank's own compute before one op, ns, where "held" is the time
 // inside its ops on other streams that did not run alongside:
 //   0  since the previous op on its stream ended, minus held time
-//   1  since the previous op on its stream ended: every op on another stream ran
-//      alongside
+//   1  since the previous op on its stream ended, minus time inside collectives on
+//      other streams whose communicator never showed one running alongside: every
+//      op that may have run alongside did (send/recv, which is not measured,
+//      included).  A communicator of which no collective ever let a member start
+//      another op did not run beside the compute: the time in it held the rank up.
 //   2  since the previous op on its stream ended, minus time inside every op on
 //      another stream: each held the rank up
 //   3  when the previous op on its stream was seen to run alongside, since it
@@ -95,9 +98,10 @@ inline constexpr int kReadings = 4;
 using ComputeReadings = std::array<int64_t, kReadings>;
 // What other ranks showed about an op.
 enum class Alongside : uint8_t {
-  kHeld,    // nothing: it held the ranks up
-  kLikely,  // its communicator's ops run alongside; this one showed nothing
-  kSeen,    // a member started another op while in it
+  kHeld,      // nothing, nor did any op of its communicator: it held the ranks up
+  kPossible,  // nothing; its communicator's ops showed it, too rarely to tell
+  kLikely,    // its communicator's ops run alongside; this one showed nothing
+  kSeen,      // a member started another op while in it
 };
 using KnownAlongside = std::function<Alongside(const trace::OpRecord&)>;
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "match/group_table.h"
+#include "match/own_compute.h"
 #include "match/rank_stats.h"
 #include "test_util.h"
 
@@ -28,6 +29,50 @@ TEST(OwnTimeline, CountsOnlyOtherStreamsAndMergesOverlaps) {
   // One stream only: nothing to subtract.
   OwnTimeline single({{0, 10, 7}, {20, 30, 7}});
   EXPECT_EQ(single.other_busy(7, 0, 100), 0);
+}
+
+// One complete op for OwnCompute: device times in ns, job time = local time.
+trace::OpRecord timed_op(uint64_t comm, uint64_t seq, uint64_t stream, int64_t start, int64_t end,
+                         trace::OpKind kind = trace::OpKind::kAllReduce) {
+  trace::OpRecord op{};
+  op.t_enter_ns = start;
+  op.t_exit_ns = start;
+  op.t_dev_start_ns = start;
+  op.t_dev_end_ns = end;
+  op.comm_id = comm;
+  op.seq = seq;
+  op.stream = stream;
+  op.peer = -1;
+  op.op = static_cast<uint8_t>(kind);
+  op.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
+  return op;
+}
+
+// Reading 1 takes the time inside other streams' ops as compute only where they may have
+// run alongside: a collective whose communicator never showed it held the rank; one
+// whose communicator showed it now and then, and send/recv (not measured), may not have.
+TEST(OwnCompute, ReadingOneSubtractsOnlyCommunicatorsNeverSeenAlongside) {
+  RankInfo rank;
+  rank.rank = 0;
+  // Stream 1: ops at [0,1000) and [10000,11000); stream 2 one op at [3000,7000) inside the gap.
+  const int64_t gap = 10000 - 1000, inside = 4000;
+  for (auto [k, kind, expect] :
+       {std::tuple{Alongside::kHeld, trace::OpKind::kAllReduce, gap - inside},
+        std::tuple{Alongside::kPossible, trace::OpKind::kAllReduce, gap},
+        std::tuple{Alongside::kHeld, trace::OpKind::kSend, gap}}) {
+    const std::vector<trace::OpRecord> ops = {timed_op(1, 0, 1, 0, 1000),
+                                              timed_op(2, 0, 2, 3000, 7000, kind),
+                                              timed_op(1, 1, 1, 10000, 11000)};
+    const Alongside known = k;
+    const OwnCompute own(rank, ops, [&](const trace::OpRecord& op) {
+      return op.comm_id == 2 ? known : Alongside::kHeld;
+    });
+    ASSERT_TRUE(own.before(2).has_value());
+    const ComputeReadings& r = *own.before(2);
+    EXPECT_EQ(r[0], gap - inside) << "held time is subtracted in reading 0";
+    EXPECT_EQ(r[1], expect) << static_cast<int>(k) << " op " << static_cast<int>(kind);
+    EXPECT_EQ(r[2], gap - inside);
+  }
 }
 
 TEST(LateEvidence, ClosedFormAndOneSided) {
