@@ -164,8 +164,8 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
     if (!listing.bad_files.empty()) {
       return Status::error(dir + ": no readable trace file: " + listing.bad_files.front());
     }
-    return Status::error(dir +
-                         ": no ringside trace files (ringside-<job>[.<step>]-r<rank>.h5) in this directory");
+    return Status::error(
+        dir + ": no ringside trace files (ringside-<job>[.<step>]-r<rank>.h5) in this directory");
   }
   std::sort(candidates.begin(), candidates.end());
 

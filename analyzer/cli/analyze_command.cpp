@@ -24,7 +24,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("analyze",
                                      "Analyze a job's trace directory: verdict, culprits, evidence "
                                      "(exit 0 healthy, 1 findings, 2 bad input)");
-  cmd->add_option("dir", args->dir, "trace directory (one ringside-<job>[.<step>]-r<rank>.h5 per rank)")
+  cmd->add_option("dir", args->dir,
+                  "trace directory (one ringside-<job>[.<step>]-r<rank>.h5 per rank)")
       ->required();
   cmd->add_option(
       "--json", args->json,

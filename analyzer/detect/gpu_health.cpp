@@ -163,8 +163,8 @@ void detect_missing_traces(const Context& ctx, std::vector<Finding>& out) {
   // The probe's file name for rank 0, its digits made a placeholder.
   const std::string first = trace::trace_file_name(ctx.set.job_id, 0, ctx.set.step_id);
   const std::string pattern = first.substr(0, first.size() - std::string("000000.h5").size());
-  f.next_command = "ls -l " + shell_quote(ctx.set.dir) + "  # expect " + pattern +
-                   "<rank>.h5 for every rank";
+  f.next_command =
+      "ls -l " + shell_quote(ctx.set.dir) + "  # expect " + pattern + "<rank>.h5 for every rank";
   out.push_back(std::move(f));
 }
 

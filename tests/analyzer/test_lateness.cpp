@@ -145,7 +145,8 @@ TEST_P(HealthyShapes, NoFindingsOverSeeds) {
     spec.steps = steps;
     Report r = synth_and_analyze(spec);
     EXPECT_EQ(r.verdict, "healthy") << "seed " << seed;
-    for (const auto& f : r.findings) ADD_FAILURE() << "seed " << seed << " " << f.kind << ": " << f.evidence;
+    for (const auto& f : r.findings)
+      ADD_FAILURE() << "seed " << seed << " " << f.kind << ": " << f.evidence;
   }
 }
 
@@ -178,7 +179,8 @@ TEST(Sensitivity, TwoStragglersAtOnce) {
   spec.ranks = 16;
   spec.nodes = 4;
   spec.tp = 2;
-  Report r = synth_and_analyze(spec, {"straggler:rank=3,factor=1.1", "straggler:rank=12,factor=1.05"});
+  Report r =
+      synth_and_analyze(spec, {"straggler:rank=3,factor=1.1", "straggler:rank=12,factor=1.05"});
   ASSERT_EQ(r.findings.size(), 2u);
   Ranks got;
   for (const auto& f : r.findings) {
@@ -198,8 +200,9 @@ TEST(NodeRule, SlowNodeIsANodeStragglerNotImbalanceOrLink) {
   spec.ranks = 16;
   spec.nodes = 4;
   spec.tp = 4;
-  Report r = synth_and_analyze(spec, {"straggler:rank=4,factor=1.3", "straggler:rank=5,factor=1.3",
-                                      "straggler:rank=6,factor=1.3", "straggler:rank=7,factor=1.3"});
+  Report r =
+      synth_and_analyze(spec, {"straggler:rank=4,factor=1.3", "straggler:rank=5,factor=1.3",
+                               "straggler:rank=6,factor=1.3", "straggler:rank=7,factor=1.3"});
   ASSERT_EQ(r.findings.size(), 1u) << r.findings[0].kind << "/" << r.findings[0].subkind;
   EXPECT_EQ(r.findings[0].kind, "straggler");
   EXPECT_EQ(r.findings[0].subkind, "node");
@@ -217,7 +220,8 @@ TEST(ReplicaImbalance, HeavierReplicaIsStructuralWithReplicaAdvice) {
   spec.ranks = 16;
   spec.nodes = 4;
   spec.tp = 2;
-  Report r = synth_and_analyze(spec, {"straggler:rank=4,factor=1.2", "straggler:rank=5,factor=1.2"});
+  Report r =
+      synth_and_analyze(spec, {"straggler:rank=4,factor=1.2", "straggler:rank=5,factor=1.2"});
   ASSERT_EQ(r.findings.size(), 1u);
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.kind, "imbalance");

@@ -246,12 +246,12 @@ TEST_F(SimBench, JsonAndTraceOutput) {
 // two steps of one job never overwrite each other.
 TEST_F(SimBench, TracesOfASlurmStepNameTheStep) {
   const std::string dir = temp_dir("step");
-  const RunResult r = run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR + " " +
-                                SIMRUN_BIN +
-                                " -n 2 --nodes 1 -t 300 -- env -u RINGSIDE_JOB_ID "
-                                "SLURM_JOB_ID=4242 SLURM_STEP_ID=3 " NCCL_BENCH_BIN
-                                " all_reduce -b 4K -e 8K -f 2 -n 2 --trace-dir " +
-                                dir);
+  const RunResult r =
+      run_shell(std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR + " " + SIMRUN_BIN +
+                " -n 2 --nodes 1 -t 300 -- env -u RINGSIDE_JOB_ID "
+                "SLURM_JOB_ID=4242 SLURM_STEP_ID=3 " NCCL_BENCH_BIN
+                " all_reduce -b 4K -e 8K -f 2 -n 2 --trace-dir " +
+                dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* name : {"ringside-4242.3-r000000.h5", "ringside-4242.3-r000001.h5"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + name)) << name;
