@@ -127,7 +127,9 @@ std::string render_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::string render_json(const ValidateData& d, const Verdict& v, const ValidateRunInfo& info) {
+namespace {
+// The fields every validate report starts with: how the run was made.
+nlohmann::json run_fields(const ValidateRunInfo& info, const std::vector<uint64_t>& sizes) {
   nlohmann::json j;
   j["schema"] = "ringside.validate/1";
   j["level"] = info.level;
@@ -136,7 +138,13 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   j["ranks"] = info.nranks;
   j["seconds"] = info.seconds;
   j["rounds"] = info.rounds;
-  j["sizes"] = d.sizes;
+  j["sizes"] = sizes;
+  return j;
+}
+}  // namespace
+
+std::string render_json(const ValidateData& d, const Verdict& v, const ValidateRunInfo& info) {
+  nlohmann::json j = run_fields(info, d.sizes);
   j["verdict"] = v.pass ? "pass" : "fail";
   nlohmann::json nodes = nlohmann::json::array();
   for (size_t n = 0; n < d.nodes.size(); ++n) {
@@ -181,15 +189,7 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
 
 std::string render_abort_json(const ValidateRunInfo& info, const std::vector<uint64_t>& sizes,
                               const ValidateAbort& a) {
-  nlohmann::json j;
-  j["schema"] = "ringside.validate/1";
-  j["level"] = info.level;
-  j["fleet_threshold_pct"] = info.threshold_pct;
-  j["baseline"] = info.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.baseline);
-  j["ranks"] = info.nranks;
-  j["seconds"] = info.seconds;
-  j["rounds"] = info.rounds;
-  j["sizes"] = sizes;
+  nlohmann::json j = run_fields(info, sizes);
   j["verdict"] = "fail";
   j["nodes"] = nlohmann::json::array();
   j["links"] = nlohmann::json::array();
