@@ -361,6 +361,23 @@ int mode_threads(ncclComm_t comm, int threads, int ops) {
   return 0;
 }
 
+// K all-reduces of `b` on `s`.
+void all_reduces(ncclComm_t comm, Buffers& b, cudaStream_t s, int ops) {
+  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+}
+
+// A new stream on which `b` was filled and K all-reduces finished, with stdout
+// flushed: the state before a fork.
+cudaStream_t settled_stream(ncclComm_t comm, Buffers& b, int ops) {
+  cudaStream_t s;
+  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
+  b.fill(s);
+  all_reduces(comm, b, s, ops);
+  cudaStreamSynchronize(s);
+  std::fflush(stdout);
+  return s;
+}
+
 // Forks `forks` children one after another; returns how many did not exit 0.
 int fork_children(int forks) {
   int failures = 0;
@@ -380,13 +397,8 @@ int fork_children(int forks) {
 
 // K ops, then F rounds of: forks (from T threads at once when T > 1), K ops.
 int mode_fork(ncclComm_t comm, int ops, int forks, int threads) {
-  cudaStream_t s;
-  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
   Buffers b(64);
-  b.fill(s);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
-  cudaStreamSynchronize(s);
-  std::fflush(stdout);
+  cudaStream_t s = settled_stream(comm, b, ops);
   int failures = 0;
   for (int f = 0; f < forks; ++f) {
     if (threads <= 1) {
@@ -399,7 +411,7 @@ int mode_fork(ncclComm_t comm, int ops, int forks, int threads) {
       for (auto& th : forkers) th.join();
       for (int n : failed) failures += n;
     }
-    for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+    all_reduces(comm, b, s, ops);
   }
   report("children_failed", ncclSuccess, failures);
   report("after_fork", ncclSuccess, b.sum(s, 64));
@@ -434,13 +446,8 @@ std::atomic<int> g_writer_trap{0};
 // forked and exit through exit() (exit handlers run); K ops.  A child that
 // enters HDF5 would wait forever for the lock the writer holds.
 int mode_fork_writer_stuck(ncclComm_t comm, int ops, int forks) {
-  cudaStream_t s;
-  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
   Buffers b(64);
-  b.fill(s);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
-  cudaStreamSynchronize(s);
-  std::fflush(stdout);
+  cudaStream_t s = settled_stream(comm, b, ops);
   g_writer_trap.store(1);
   // The writer writes at its next flush; without the probe nothing is caught.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -457,7 +464,7 @@ int mode_fork_writer_stuck(ncclComm_t comm, int ops, int forks) {
     stuck += r == 2;
   }
   g_writer_trap.store(3);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  all_reduces(comm, b, s, ops);
   report("writer_held", ncclSuccess, held ? 1 : 0);
   report("children_failed", ncclSuccess, failed);
   report("children_stuck", ncclSuccess, stuck);
@@ -469,13 +476,8 @@ int mode_fork_writer_stuck(ncclComm_t comm, int ops, int forks) {
 // without closing it: HDF5's exit-time shutdown closes it, probe or not.  The
 // parent reads the file back.
 int mode_fork_child_hdf5(ncclComm_t comm, int ops, const char* path) {
-  cudaStream_t s;
-  check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
   Buffers b(64);
-  b.fill(s);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
-  cudaStreamSynchronize(s);
-  std::fflush(stdout);
+  cudaStream_t s = settled_stream(comm, b, ops);
   const int values[4] = {1, 2, 3, 4};
   const pid_t child = fork();
   if (child == 0) {
@@ -497,7 +499,7 @@ int mode_fork_child_hdf5(ncclComm_t comm, int ops, const char* path) {
     sum = read_back[0] + read_back[1] + read_back[2] + read_back[3];
   if (data >= 0) H5Dclose(data);
   if (file >= 0) H5Fclose(file);
-  for (int i = 0; i < ops; ++i) ncclAllReduce(b.send, b.recv, 64, ncclFloat, ncclSum, comm, s);
+  all_reduces(comm, b, s, ops);
   report("child_exit", ncclSuccess, r);
   report("child_file", ncclSuccess, sum);
   report("after_fork", ncclSuccess, b.sum(s, 64));
