@@ -189,14 +189,18 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
         sd_by_comm[ci] < ctx.th.imbalance_min_sd_ns) {
       continue;
     }
-    uint64_t lasts = 0, top_last = 0;
+    // Each member's lateness in this communicator.
+    std::vector<std::pair<int64_t, const Lateness*>> in_comm;
     for (int64_t m : c.members) {
       if (m < 0) continue;
       for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
-        if (cj != c.index) continue;
-        lasts += l.last;
-        top_last = std::max(top_last, l.last);
+        if (cj == c.index) in_comm.emplace_back(m, &l);
       }
+    }
+    uint64_t lasts = 0, top_last = 0;
+    for (const auto& [m, l] : in_comm) {
+      lasts += l->last;
+      top_last = std::max(top_last, l->last);
     }
     // No owner: nobody is last much more often than a fair share would allow (a
     // communicator with one has a rank doing more, not data that varies).
@@ -205,13 +209,9 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
     if (share > std::max(0.5, 2.0 / static_cast<double>(c.present))) return;
     cv = std::max(cv, cv_by_comm[ci]);
     top_share = std::max(top_share, share);
-    for (int64_t m : c.members) {
-      if (m < 0) continue;
-      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
-        if (cj != c.index) continue;
-        cost += l.cost_ns / 1e9;
-        cost_by_rank[m] += l.cost_ns;
-      }
+    for (const auto& [m, l] : in_comm) {
+      cost += l->cost_ns / 1e9;
+      cost_by_rank[m] += l->cost_ns;
     }
   }
   if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
