@@ -105,7 +105,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   std::vector<Finding> findings;
   detect_desyncs(ctx, findings);
   detect_hangs(ctx, findings);
-  std::vector<int64_t> late = persistently_late_ranks(ctx);
+  LateRanks late = find_late_ranks(ctx);
   detect_imbalance(ctx, late, findings);
   detect_stragglers(ctx, late, findings);
   detect_slow_links(ctx, findings);

@@ -76,10 +76,6 @@ double median_of(std::vector<T> v) {
   return static_cast<double>(*mid);
 }
 
-// Ranks whose own compute before ops exceeds their peers' persistently (candidates
-// for straggler or structural imbalance), strongest first (detect/late_sets.cpp).
-std::vector<int64_t> persistently_late_ranks(const Context& ctx);
-
 // Ranks late together: a node, or a structure of the job's communicators.
 struct LateSet {
   enum class Kind { kNode, kStage, kReplica, kTensorPosition, kComm };
@@ -91,19 +87,31 @@ struct LateSet {
   std::string label;               // "pipeline stage 1 (...)", "node3"
   std::string advice;              // what to do about a structure doing more work
 };
-// The sets that explain late ranks together, chosen as detect/late_sets.cpp says.
-std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& late);
-// The structure (not a node) whose ranks are exactly `ranks`, if any.
-std::optional<LateSet> structure_of(const Context& ctx, const std::set<int64_t>& ranks);
+
+// The job's late ranks and the sets they make up, found once for every detector
+// (detect/late_sets.cpp).
+struct LateRanks {
+  std::vector<LateSet> candidates;  // every set late ranks could make up
+  std::vector<int64_t> ranks;       // ranks whose own compute before ops exceeds their
+                                    // peers' persistently, strongest first
+  std::vector<LateSet> sets;        // the sets chosen to explain them together
+};
+LateRanks find_late_ranks(const Context& ctx);
+// The structure (not a node) among `candidates` whose ranks are exactly `ranks`, if any.
+std::optional<LateSet> structure_of(const std::vector<LateSet>& candidates,
+                                    const std::set<int64_t>& ranks);
 // A rank's lateness pooled over every op it shares, whatever the communicator.
 Lateness pooled_lateness(const Context& ctx, int64_t rank);
 // What a late rank would cost with no slower rank beside it, s: its excess over the
 // ops where it was late, in the communicator where that is largest.
 double potential_cost_s(const Context& ctx, int64_t rank);
 
-void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out);
-void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
-                       std::vector<Finding>& out);
+// Reports the late sets that are structures of the job (and heavy stages or data-
+// dependent imbalance when nothing is late); removes the ranks it explained from
+// `late.ranks`.
+void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>& out);
+// Reports the late nodes, then each late rank left as a straggler of its own.
+void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Finding>& out);
 void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
 void detect_hangs(const Context& ctx, std::vector<Finding>& out);
 void detect_desyncs(const Context& ctx, std::vector<Finding>& out);

@@ -73,7 +73,8 @@ std::set<int64_t> heavy_compute_ranks(const Context& ctx, double RankLateness::*
 }
 
 // Structural imbalance seen in compute time rather than collective lateness.
-bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
+bool detect_heavy_stage(const Context& ctx, const std::vector<LateSet>& candidates,
+                        std::vector<Finding>& out) {
   // Time outside every op misses compute done while ops that run alongside were in
   // flight; time outside the others counts waiting for them (the optimizer waits for
   // the last bucket).  Both must single out the same ranks.
@@ -81,7 +82,7 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
   if (heavy.empty() || heavy != heavy_compute_ranks(ctx, &RankLateness::compute_held_ns))
     return false;
   const std::vector<int64_t> heavy_list(heavy.begin(), heavy.end());
-  const std::optional<LateSet> structure = structure_of(ctx, heavy);
+  const std::optional<LateSet> structure = structure_of(candidates, heavy);
   if (!structure || gpu_cause(ctx, heavy_list).cause != "unknown") return false;
   const LateSet& s = *structure;
   const auto& ranks = ctx.stats.ranks();
@@ -126,13 +127,13 @@ bool detect_heavy_stage(const Context& ctx, std::vector<Finding>& out) {
 
 }  // namespace
 
-void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vector<Finding>& out) {
+void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
   // Late ranks that make up a structure of the job (not a node: detect_stragglers
   // reports those) with healthy GPU counters get more work than the rest.
   bool structural = false;
-  for (const LateSet& s : late_sets(ctx, late)) {
+  for (const LateSet& s : late.sets) {
     if (s.kind == LateSet::Kind::kNode) continue;
     if (gpu_cause(ctx, s.ranks).cause != "unknown") continue;
     structural = true;
@@ -168,14 +169,14 @@ void detect_imbalance(const Context& ctx, std::vector<int64_t>& late, std::vecto
     f.confidence = 0.75;
     f.next_command = next_command_for_imbalance(ctx, true);
     if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
-    late.erase(std::remove_if(late.begin(), late.end(),
-                              [&](int64_t r) {
-                                return std::binary_search(s.ranks.begin(), s.ranks.end(), r);
-                              }),
-               late.end());
+    late.ranks.erase(std::remove_if(late.ranks.begin(), late.ranks.end(),
+                                    [&](int64_t r) {
+                                      return std::binary_search(s.ranks.begin(), s.ranks.end(), r);
+                                    }),
+                     late.ranks.end());
   }
-  if (structural || !late.empty()) return;
-  if (detect_heavy_stage(ctx, out)) return;
+  if (structural || !late.ranks.empty()) return;
+  if (detect_heavy_stage(ctx, late.candidates, out)) return;
   // Data-dependent: lateness with no persistent owner, judged per communicator (the
   // spread is between replicas or stages; communicators inside a replica, where every
   // member does the same work, would hide it in a job-wide median).

@@ -182,21 +182,6 @@ std::vector<LateSet> candidate_sets(const Context& ctx) {
   return out;
 }
 
-}  // namespace
-
-Lateness pooled_lateness(const Context& ctx, int64_t rank) {
-  Lateness sum;
-  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
-  return sum;
-}
-
-double potential_cost_s(const Context& ctx, int64_t rank) {
-  double most = 0;
-  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
-    most = std::max(most, l.late_excess_ns);
-  return most / 1e9;
-}
-
 std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
   // Judged per communicator (a heavier pipeline stage is only visible in the comms
   // that mix stages and would be diluted in a rank-wide count) and over every op the
@@ -229,8 +214,8 @@ std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
   return out;
 }
 
-std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& late) {
-  const std::vector<LateSet> candidates = candidate_sets(ctx);
+std::vector<LateSet> late_sets(const Context& ctx, const std::vector<LateSet>& candidates,
+                               const std::vector<int64_t>& late) {
   const std::set<int64_t> all_late(late.begin(), late.end());
   std::set<int64_t> remaining = all_late;
   size_t traced = 0;
@@ -275,14 +260,39 @@ std::vector<LateSet> late_sets(const Context& ctx, const std::vector<int64_t>& l
   return out;
 }
 
-std::optional<LateSet> structure_of(const Context& ctx, const std::set<int64_t>& ranks) {
-  std::optional<LateSet> best;
-  for (LateSet& c : candidate_sets(ctx)) {
+}  // namespace
+
+LateRanks find_late_ranks(const Context& ctx) {
+  LateRanks late;
+  late.candidates = candidate_sets(ctx);
+  late.ranks = persistently_late_ranks(ctx);
+  late.sets = late_sets(ctx, late.candidates, late.ranks);
+  return late;
+}
+
+std::optional<LateSet> structure_of(const std::vector<LateSet>& candidates,
+                                    const std::set<int64_t>& ranks) {
+  const LateSet* best = nullptr;
+  for (const LateSet& c : candidates) {
     if (c.kind == LateSet::Kind::kNode) continue;
     if (std::set<int64_t>(c.ranks.begin(), c.ranks.end()) != ranks) continue;
-    if (!best || priority(c.kind) < priority(best->kind)) best = std::move(c);
+    if (best == nullptr || priority(c.kind) < priority(best->kind)) best = &c;
   }
-  return best;
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+Lateness pooled_lateness(const Context& ctx, int64_t rank) {
+  Lateness sum;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
+  return sum;
+}
+
+double potential_cost_s(const Context& ctx, int64_t rank) {
+  double most = 0;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
+    most = std::max(most, l.late_excess_ns);
+  return most / 1e9;
 }
 
 }  // namespace ringside::analysis

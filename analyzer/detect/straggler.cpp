@@ -58,13 +58,12 @@ CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
   return best;
 }
 
-void detect_stragglers(const Context& ctx, const std::vector<int64_t>& late,
-                       std::vector<Finding>& out) {
-  if (late.empty()) return;
+void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Finding>& out) {
+  if (late.ranks.empty()) return;
   const double job = ctx.job_seconds();
-  std::vector<int64_t> remaining = late;
+  std::vector<int64_t> remaining = late.ranks;
   // A whole node late together (noisy neighbour, node-level problem) is one finding.
-  for (const LateSet& set : late_sets(ctx, late)) {
+  for (const LateSet& set : late.sets) {
     if (set.kind != LateSet::Kind::kNode) continue;
     const int ni = set.node;
     const auto& node_ranks = ctx.set.node_ranks[static_cast<size_t>(ni)];
