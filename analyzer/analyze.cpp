@@ -66,8 +66,12 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   };
   std::unique_ptr<GroupTable> matched = match();
   // Corrupt ops found while matching: match again without those ranks (only
-  // damaged sets pay for the second pass).
-  if (exclude_unreadable_ranks(set)) matched = match();
+  // damaged sets pay for the second pass).  The first table goes before the second
+  // is built: peak memory stays that of one table.
+  if (exclude_unreadable_ranks(set)) {
+    matched.reset();
+    matched = match();
+  }
   GroupTable& table = *matched;
   table.finalize();
   // Jobs whose communication runs alongside their compute (gradient buckets on a
