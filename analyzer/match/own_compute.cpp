@@ -109,14 +109,23 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   flags_.assign(n, 0);
 
   // Ops during which the rank started an op on another stream did not hold it up.
-  std::vector<uint32_t> in_flight;  // complete ops whose end is still ahead
+  // An op that started the moment its stream freed was issued earlier: it shows
+  // nothing of what the rank did meanwhile.
+  std::vector<uint32_t> in_flight;                     // complete ops whose end is still ahead
+  std::vector<std::pair<uint64_t, int64_t>> freed_at;  // stream -> end of its latest op
   for (uint32_t i : order_) {
     const OpTimes& x = t[i];
     if (x.arrival == kNever) break;
     std::erase_if(in_flight, [&](uint32_t j) { return t[j].end <= x.arrival; });
+    auto freed = std::find_if(freed_at.begin(), freed_at.end(),
+                              [&](const auto& s) { return s.first == ops[i].stream; });
+    if (freed == freed_at.end()) freed = freed_at.insert(freed_at.end(), {ops[i].stream, kNever});
+    const bool issued_earlier =
+        freed->second != kNever && x.arrival - freed->second < kBackToBackNs;
+    freed->second = x.end;
     for (uint32_t j : in_flight) {
-      if (ops[j].stream != ops[i].stream && x.arrival - t[j].arrival >= kBackToBackNs &&
-          t[j].end - x.arrival >= kBackToBackNs) {
+      if (!issued_earlier && ops[j].stream != ops[i].stream &&
+          x.arrival - t[j].arrival >= kBackToBackNs && t[j].end - x.arrival >= kBackToBackNs) {
         flags_[j] |= kStartedAnother | kAlongside | kSeen;
       }
     }
@@ -125,7 +134,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   std::vector<OwnTimeline::Interval> held, never_alongside;
   for (size_t i = 0; i < n; ++i) {
     const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
-    if (k == Alongside::kLikely || k == Alongside::kSeen) flags_[i] |= kAlongside;
+    if (k != Alongside::kHeld) flags_[i] |= kAlongside;
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
     if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});

@@ -25,8 +25,10 @@
 // its other members (they run the same code): GroupTable marks the collective, and
 // the communicator when enough of its collectives show it.  A collective of such a
 // communicator that showed nothing may still have held the ranks up (the optimizer
-// waits for the last gradient bucket of a step): the op after it on the same stream
-// has no reading, since where its compute began is unknown.  Nor has an op that,
+// waits for the last gradient bucket of a step), and one of a communicator that
+// showed it too rarely to tell may have run alongside (a bucket's all-reduce shows it
+// only when the rank has another op to start while it is in flight): the op after
+// either on the same stream has no reading, since where its compute began is unknown.  Nor has an op that,
 // after one that ran alongside, started only when its stream was free (the compute
 // before it ended earlier, by an unknown amount), or that follows such an op.  An
 // op without a reading on one member is not judged on any (GroupAgg::gaps).
@@ -99,7 +101,8 @@ using ComputeReadings = std::array<int64_t, kReadings>;
 // What other ranks showed about an op.
 enum class Alongside : uint8_t {
   kHeld,      // nothing, nor did any op of its communicator: it held the ranks up
-  kPossible,  // nothing; its communicator's ops showed it, too rarely to tell
+  kPossible,  // nothing; its communicator's ops showed it, too rarely to tell whether
+              // they hold the ranks up
   kLikely,    // its communicator's ops run alongside; this one showed nothing
   kSeen,      // a member started another op while in it
 };

@@ -75,6 +75,39 @@ TEST(OwnCompute, ReadingOneSubtractsOnlyCommunicatorsNeverSeenAlongside) {
   }
 }
 
+// An op that started the moment its stream freed was issued earlier (a bucket queued
+// behind the one before): it says nothing of whether the op in flight on another stream
+// held the rank.  One the rank started later, on a free stream, does.
+TEST(OwnCompute, AnOpStartedWhenItsStreamFreedIsNoSignOfRunningAlongside) {
+  RankInfo rank;
+  rank.rank = 0;
+  // Stream 1: A at [0,1ms).  Stream 2: B issued with A at [10us,0.3ms), then C from
+  // c_start, 5 us or 200 us after B ended.
+  for (auto [c_start, alongside] :
+       {std::pair{int64_t{305'000}, false}, std::pair{int64_t{500'000}, true}}) {
+    const std::vector<trace::OpRecord> ops = {timed_op(1, 0, 1, 0, 1'000'000),
+                                              timed_op(2, 0, 2, 10'000, 300'000),
+                                              timed_op(2, 1, 2, c_start, c_start + 200'000)};
+    const OwnCompute own(rank, ops);
+    EXPECT_EQ(own.started_another(0), alongside) << "C starts at " << c_start;
+  }
+}
+
+// After an op of a communicator that showed running alongside too rarely to tell, where
+// the compute before the next op on its stream began is unknown: no reading.
+TEST(OwnCompute, NoReadingAfterAnOpThatMayHaveRunAlongside) {
+  RankInfo rank;
+  rank.rank = 0;
+  const std::vector<trace::OpRecord> ops = {timed_op(1, 0, 1, 0, 1000),
+                                            timed_op(1, 1, 1, 5000, 6000)};
+  for (auto [k, reading] :
+       {std::pair{Alongside::kHeld, true}, std::pair{Alongside::kPossible, false},
+        std::pair{Alongside::kLikely, false}}) {
+    const OwnCompute own(rank, ops, [&](const trace::OpRecord&) { return k; });
+    EXPECT_EQ(own.before(1).has_value(), reading) << static_cast<int>(k);
+  }
+}
+
 TEST(LateEvidence, ClosedFormAndOneSided) {
   Lateness l;
   l.above = 10;
@@ -230,6 +263,58 @@ TEST(ReplicaImbalance, HeavierReplicaIsStructuralWithReplicaAdvice) {
   EXPECT_EQ(f.extra["structure"], "dp_replica");
   EXPECT_EQ(f.extra["replica"], 2);
   EXPECT_EQ(f.evidence.find("stage"), std::string::npos) << f.evidence;
+}
+
+// Hybrid jobs whose gradient buckets run alongside the backward pass (unique-id
+// communicators): the victims of a slow rank, and the ranks of a heavier pipeline stage
+// that is late only against the other stage, are never stragglers of their own.
+synth::SynthSpec overlapped_hybrid(const std::string& dir, uint64_t seed, int ranks, int nodes) {
+  auto spec = small_spec(dir, seed);
+  spec.ranks = ranks;
+  spec.nodes = nodes;
+  spec.tp = 2;
+  spec.pp = 2;
+  spec.unique_ids = true;
+  spec.overlap = true;
+  spec.inter_gbps = 6;  // buckets as long as the compute they overlap
+  return spec;
+}
+
+TEST(Overlap, VictimsOfAThrottledRankAcrossThePipelineAreNotStragglers) {
+  for (uint64_t seed : {1, 2, 3}) {
+    TempDir dir("overlap-throttle");
+    Report r = synth_and_analyze(overlapped_hybrid(dir.path(), seed, 8, 2), {"throttle:rank=2"});
+    for (const auto& f : r.findings) {
+      EXPECT_EQ(f.ranks, Ranks{2}) << "seed " << seed << " " << f.kind << ": " << f.evidence;
+    }
+    EXPECT_NE(find_kind(r, "straggler", "gpu"), nullptr) << "seed " << seed;
+  }
+}
+
+TEST(Overlap, TwoStragglersLeaveTheirTensorParallelPartnersAlone) {
+  TempDir dir("overlap-two");
+  Report r = synth_and_analyze(overlapped_hybrid(dir.path(), 1, 8, 2),
+                               {"straggler:rank=5,factor=1.1", "straggler:rank=2,factor=1.05"});
+  Ranks got;
+  for (const auto& f : r.findings) {
+    EXPECT_EQ(f.kind + "/" + f.subkind, "straggler/gpu") << f.evidence;
+    got.insert(got.end(), f.ranks.begin(), f.ranks.end());
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (Ranks{2, 5}));
+}
+
+TEST(Overlap, RanksOfAHeavierStageAreNotStragglersOfTheirOwn) {
+  for (uint64_t seed : {1, 2}) {
+    TempDir dir("overlap-stage");
+    auto spec = overlapped_hybrid(dir.path(), seed, 16, 4);
+    spec.comm_streams = true;
+    Report r = synth_and_analyze(spec, {"heavy_stage:stage=1,factor=1.3"});
+    for (const auto& f : r.findings) {
+      EXPECT_EQ(f.kind + "/" + f.subkind, "imbalance/structural")
+          << "seed " << seed << " ranks " << f.ranks.size() << ": " << f.evidence;
+    }
+  }
 }
 
 TEST(ReplicaImbalance, DataDependentAcrossReplicasHasNoCulprit) {
