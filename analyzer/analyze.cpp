@@ -73,6 +73,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     matched = match();
   }
   GroupTable& table = *matched;
+  // Roles first: communicators of one role share what they show of running alongside.
+  infer_comm_roles(set, table);
   table.finalize();
   // Jobs whose communication runs alongside their compute (gradient buckets on a
   // stream of their own) are measured again once that is known.
@@ -83,7 +85,6 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                          return table.add_gaps(ri, r, options.batch);
                        });
   }
-  infer_comm_roles(set, table);
   RankStatsPass stats(table, options.thresholds.late_margin);
   for_each_rank_file(set, progress, "measuring lateness",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {

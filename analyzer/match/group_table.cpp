@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "ringside/bandwidth.h"
 #include "ringside/trace_validate.h"
@@ -295,6 +297,19 @@ void GroupTable::finalize() {
                    static_cast<double>(cg.alongside_groups) >=
                        kMinAlongsideFraction * static_cast<double>(cg.timed_groups);
     any_alongside_ = any_alongside_ || cg.alongside_groups > 0;
+  }
+  // Communicators of one role and size run the same code (every data-parallel group
+  // the same gradient hook), so what one shows holds for all: a group whose members
+  // never waited long enough in its buckets to start another op meanwhile still ran
+  // them alongside.  Roles come from infer_comm_roles, when it ran before.
+  std::set<std::pair<std::string, int>> alongside_families;
+  for (const auto& c : set_.comms) {
+    if (!c.role.empty() && comms_[static_cast<size_t>(c.index)].alongside)
+      alongside_families.insert({c.role, c.nranks});
+  }
+  for (const auto& c : set_.comms) {
+    if (alongside_families.count({c.role, c.nranks}) != 0)
+      comms_[static_cast<size_t>(c.index)].alongside = true;
   }
   std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
   for (const auto& c : set_.comms) {

@@ -65,7 +65,8 @@ struct CommGroups {
   uint64_t alongside_groups = 0;
   // Its ops run alongside the compute: more of them showed it than coincidence
   // explains, so all are taken to (a member that waited in one did not necessarily
-  // start another op meanwhile).
+  // start another op meanwhile); or those of a communicator of the same role and size
+  // did.
   bool alongside = false;
 };
 
