@@ -95,6 +95,10 @@ struct LateRanks {
   std::vector<int64_t> ranks;       // ranks whose own compute before ops exceeds their
                                     // peers' persistently, strongest first
   std::vector<LateSet> sets;        // the sets chosen to explain them together
+  // Late ranks that are late against members of their own pipeline stage (all of
+  // them when there are no stages), sorted: only these can be stragglers on their
+  // own; the others are late only against ranks doing other work.
+  std::vector<int64_t> alone;
 };
 LateRanks find_late_ranks(const Context& ctx);
 // The structure (not a node) among `candidates` whose ranks are exactly `ranks`, if any.

@@ -182,18 +182,54 @@ std::vector<LateSet> candidate_sets(const Context& ctx) {
   return out;
 }
 
-std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
-  // Judged per communicator (a heavier pipeline stage is only visible in the comms
-  // that mix stages and would be diluted in a rank-wide count) and over every op the
-  // rank shares (a small slowdown seen in each comm a little).  Bonferroni over all
-  // these tests keeps the job-wide false-alarm rate at late_alpha.
+// Communicators whose members belong to different pipeline stages (by comm index):
+// their members do different work, so lateness there may be the stage's.
+std::vector<bool> stage_mixing_comms(const Context& ctx, const std::vector<LateSet>& candidates) {
+  std::vector<int> stage(ctx.set.ranks.size(), -1);
+  int stages = 0;
+  for (const LateSet& c : candidates) {
+    if (c.kind != LateSet::Kind::kStage) continue;
+    for (int64_t r : c.ranks) stage[static_cast<size_t>(r)] = stages;
+    ++stages;
+  }
+  std::vector<bool> mixing(ctx.set.comms.size(), false);
+  if (stages == 0) return mixing;
+  for (const auto& c : ctx.set.comms) {
+    std::set<int> seen;
+    for (int64_t m : c.members) {
+      if (m >= 0 && static_cast<size_t>(m) < stage.size())
+        seen.insert(stage[static_cast<size_t>(m)]);
+    }
+    mixing[static_cast<size_t>(c.index)] = seen.size() > 1;
+  }
+  return mixing;
+}
+
+// Judged per communicator (a heavier pipeline stage is only visible in the comms
+// that mix stages and would be diluted in a rank-wide count) and over every op the
+// rank shares (a small slowdown seen in each comm a little).  Bonferroni over all
+// these tests keeps the job-wide false-alarm rate at late_alpha.  Sets `late.ranks`,
+// and `late.alone` to those late against members of their own stage.
+void persistently_late_ranks(const Context& ctx, LateRanks& out) {
   const auto& ranks = ctx.stats.ranks();
   size_t tests = 0;
   for (const auto& rl : ranks) tests += tests_of(rl);
   const double threshold =
       std::log(static_cast<double>(std::max<size_t>(1, tests)) / ctx.th.late_alpha);
+  const std::vector<bool> mixing = stage_mixing_comms(ctx, out.candidates);
   std::vector<std::pair<double, int64_t>> late;
   for (size_t r = 0; r < ranks.size(); ++r) {
+    Lateness within;  // over the communicators inside one stage
+    size_t within_comms = 0;
+    bool alone = false;
+    for (const auto& [ci, l] : ranks[r].per_comm) {
+      if (mixing[static_cast<size_t>(ci)]) continue;
+      within.add(l);
+      ++within_comms;
+      alone = alone || late_in(ctx, l, threshold);
+    }
+    alone = alone || (within_comms > 1 && late_in(ctx, within, threshold));
+    if (alone) out.alone.push_back(static_cast<int64_t>(r));
     double strength = 0;
     bool is_late = false;
     for (const auto& [ci, l] : ranks[r].per_comm) {
@@ -209,9 +245,7 @@ std::vector<int64_t> persistently_late_ranks(const Context& ctx) {
     if (is_late) late.emplace_back(strength, static_cast<int64_t>(r));
   }
   std::sort(late.rbegin(), late.rend());
-  std::vector<int64_t> out;
-  for (const auto& [e, r] : late) out.push_back(r);
-  return out;
+  for (const auto& [e, r] : late) out.ranks.push_back(r);
 }
 
 std::vector<LateSet> late_sets(const Context& ctx, const std::vector<LateSet>& candidates,
@@ -265,7 +299,7 @@ std::vector<LateSet> late_sets(const Context& ctx, const std::vector<LateSet>& c
 LateRanks find_late_ranks(const Context& ctx) {
   LateRanks late;
   late.candidates = candidate_sets(ctx);
-  late.ranks = persistently_late_ranks(ctx);
+  persistently_late_ranks(ctx, late);
   late.sets = late_sets(ctx, late.candidates, late.ranks);
   return late;
 }

@@ -97,6 +97,8 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Fi
     }
   }
   for (int64_t r : remaining) {
+    // Late only against other stages: a heavier stage, unless the whole stage is.
+    if (!std::binary_search(late.alone.begin(), late.alone.end(), r)) continue;
     const Lateness l = pooled_lateness(ctx, r);
     const double cost = l.cost_ns / 1e9;
     // A rank beside a slower one costs little now (the others wait for that one) and
