@@ -28,10 +28,10 @@
 // waits for the last gradient bucket of a step), and one of a communicator that
 // showed it too rarely to tell may have run alongside (a bucket's all-reduce shows it
 // only when the rank has another op to start while it is in flight): the op after
-// either on the same stream has no reading, since where its compute began is unknown.  Nor has an op that,
-// after one that ran alongside, started only when its stream was free (the compute
-// before it ended earlier, by an unknown amount), or that follows such an op.  An
-// op without a reading on one member is not judged on any (GroupAgg::gaps).
+// either on the same stream has no reading, since where its compute began is unknown.  Nor has an
+// op that, after one that ran alongside, started only when its stream was free (the compute before
+// it ended earlier, by an unknown amount), or that follows such an op.  An op without a reading on
+// one member is not judged on any (GroupAgg::gaps).
 #pragma once
 
 #include <array>
