@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 
 #include "clock/clock_align.h"
 #include "match/comm_roles.h"
@@ -56,23 +55,14 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // A rank whose data cannot all be read is not used at all: a verdict never
   // rests on half a rank (its missing ops would look like a hang).
   exclude_unreadable_ranks(set);
-  auto match = [&]() {
-    auto t = std::make_unique<GroupTable>(set);
-    for_each_rank_file(set, progress, "matching ops",
-                       [&](const RankInfo& ri, const trace::TraceReader& r) {
-                         return t->add_rank(ri, r, options.batch);
-                       });
-    return t;
-  };
-  std::unique_ptr<GroupTable> matched = match();
-  // Corrupt ops found while matching: match again without those ranks (only
-  // damaged sets pay for the second pass).  The first table goes before the second
-  // is built: peak memory stays that of one table.
-  if (exclude_unreadable_ranks(set)) {
-    matched.reset();
-    matched = match();
-  }
-  GroupTable& table = *matched;
+  GroupTable table(set);
+  for_each_rank_file(set, progress, "matching ops",
+                     [&](const RankInfo& ri, const trace::TraceReader& r) {
+                       return table.add_rank(ri, r, options.batch);
+                     });
+  // Ranks whose ops could not all be read added nothing to the table: they are
+  // missing from here on (one pass over the files, whatever is damaged).
+  exclude_unreadable_ranks(set);
   // Roles first: communicators of one role share what they show of running alongside.
   infer_comm_roles(set, table);
   table.finalize();

@@ -94,10 +94,13 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
       }
       all.push_back(op);
     }
-    records_ += ops.size();
     return true;
   });
+  // A rank whose ops could not all be read adds nothing: the table is then the one
+  // built without it, and the caller only has to call it missing.
   if (!invalid.ok()) return invalid;
+  if (!st.ok()) return st;
+  records_ += all.size();
   const OwnCompute own(rank, all);
   for (uint32_t i : own.order()) {
     const auto& before = own.before(i);
@@ -106,7 +109,7 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
   }
   // Ops outstanding at the last flush that /ops does not hold yet.
   for (const OpRecord& op : rank.pending) add_op(rank, prog, op, nullptr, false, false, true);
-  return st;
+  return {};
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,

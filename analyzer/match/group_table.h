@@ -120,7 +120,8 @@ class GroupTable {
  public:
   explicit GroupTable(const TraceSet& set);
 
-  // Streams one rank's ops (and its /pending snapshot) into the table.
+  // Streams one rank's ops (and its /pending snapshot) into the table; a rank whose ops
+  // cannot all be read or fail validation adds nothing and returns the error.
   Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
