@@ -1,5 +1,6 @@
 #include "ringside/trace_meta.h"
 
+#include <cstdint>
 #include <ctime>
 
 namespace ringside::trace {
@@ -16,9 +17,21 @@ int64_t monotonic_now_ns() {
 }
 
 void stamp_clock_reference(TraceMeta& meta) {
-  // Read the two clocks back to back so the pair maps one timeline onto the other.
-  meta.clock_realtime_ns = now_ns(CLOCK_REALTIME);
-  meta.clock_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+  // The pair maps one timeline onto the other, so both must be read at one instant:
+  // the realtime reading is bracketed by two monotonic ones, and the narrowest of a
+  // few tries is kept (a thread preempted between two readings, milliseconds on a
+  // busy host, would shift every time in the file).
+  int64_t best = INT64_MAX;
+  for (int attempt = 0; attempt < 16 && best > 2'000; ++attempt) {
+    const int64_t m0 = now_ns(CLOCK_MONOTONIC);
+    const int64_t real = now_ns(CLOCK_REALTIME);
+    const int64_t m1 = now_ns(CLOCK_MONOTONIC);
+    if (m1 - m0 < best) {
+      best = m1 - m0;
+      meta.clock_realtime_ns = real;
+      meta.clock_monotonic_ns = m0 + (m1 - m0) / 2;
+    }
+  }
 }
 
 }  // namespace ringside::trace

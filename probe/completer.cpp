@@ -5,6 +5,8 @@
 // event).  The reference is recorded on a private non-blocking stream (never
 // on the application's streams) and re-anchored every few seconds, because
 // elapsed times are floats in milliseconds and lose precision with distance.
+// Its host time is bracketed by host readings; see re_anchor for how a busy host
+// (a preempted reading) is kept from shifting a rank's times.
 #include <time.h>
 
 #include <algorithm>
@@ -37,16 +39,61 @@ constexpr uint64_t kBurstOps = 64;
 // since its last wake-up, the writer is woken early so that rings never fill.
 constexpr uint64_t kWakeWriterOps = 1024;
 
+// How far the device clock may drift from the host's per unit of elapsed time
+// (GPU and host oscillators: tens of ppm), allowed when an anchor is carried
+// forward to the next.
+constexpr double kDriftAllowance = 100e-6;
+constexpr int64_t kFloatSlackNs = 2'000;  // cuEventElapsedTime is a float in ms
+constexpr int kAnchorTries = 8;
+constexpr int64_t kNarrowBracketNs = 20'000;
+
 struct ContextClock {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
-  CUevent ref = nullptr;
-  int64_t host_ns = 0;      // monotonic time the reference event completed
+  CUevent ref = nullptr;    // the current reference
+  CUevent spare = nullptr;  // the next reference, recorded when re-anchoring
+  // Host times the reference event may have completed at: consistent with every
+  // bracket measured so far, carried forward by the device's own elapsed time.
+  int64_t lo = 0, hi = 0;
+  int64_t host_ns = 0;      // monotonic time the reference event completed (estimate)
   int64_t anchored_at = 0;  // 0: never
   bool broken = false;
 };
 
 std::vector<ContextClock> g_clocks;  // completer thread only
+
+// Records the spare event on the clock's stream, brackets its completion between two
+// host readings, and makes it the reference.  The reference's host time is kept as
+// the interval consistent with every bracket so far, carried from one reference to
+// the next by the device's own elapsed time (widened by the drift it allows), so one
+// wide bracket (a thread preempted between its readings: milliseconds on a busy
+// host) never makes the estimate worse.  If the two cannot both hold (a clock
+// stepped), the fresh bracket wins.
+bool re_anchor(ContextClock& c) {
+  const CudaDriver& cu = cuda_driver();
+  const int64_t t0 = now_ns();
+  if (cu.cuEventRecord(c.spare, c.stream) != CUDA_SUCCESS ||
+      cu.cuEventSynchronize(c.spare) != CUDA_SUCCESS)
+    return false;
+  int64_t lo = t0, hi = now_ns();
+  float ms = 0;
+  if (c.anchored_at != 0 && cu.cuEventElapsedTime(&ms, c.ref, c.spare) == CUDA_SUCCESS) {
+    const auto e = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+    const auto slack =
+        static_cast<int64_t>(static_cast<double>(e) * kDriftAllowance) + kFloatSlackNs;
+    const int64_t carried_lo = c.lo + e - slack, carried_hi = c.hi + e + slack;
+    if (std::max(lo, carried_lo) <= std::min(hi, carried_hi)) {
+      lo = std::max(lo, carried_lo);
+      hi = std::min(hi, carried_hi);
+    }
+  }
+  std::swap(c.ref, c.spare);
+  c.lo = lo;
+  c.hi = hi;
+  c.host_ns = lo + (hi - lo) / 2;
+  c.anchored_at = now_ns();
+  return true;
+}
 
 ContextClock* clock_for(CUcontext ctx, int64_t now) {
   const CudaDriver& cu = cuda_driver();
@@ -63,24 +110,19 @@ ContextClock* clock_for(CUcontext ctx, int64_t now) {
   if (cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
       (c->stream == nullptr &&
        cu.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
-      (c->ref == nullptr && cu.cuEventCreate(&c->ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS)) {
+      (c->ref == nullptr && cu.cuEventCreate(&c->ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS) ||
+      (c->spare == nullptr && cu.cuEventCreate(&c->spare, CU_EVENT_DEFAULT) != CUDA_SUCCESS)) {
     c->broken = true;
     return nullptr;
   }
-  // Narrowest of a few tries: the event completed between t0 and t1.
-  int64_t best = INT64_MAX;
-  for (int attempt = 0; attempt < 3 && best > 20'000; ++attempt) {
-    const int64_t t0 = now_ns();
-    if (cu.cuEventRecord(c->ref, c->stream) != CUDA_SUCCESS ||
-        cu.cuEventSynchronize(c->ref) != CUDA_SUCCESS) {
+  // A few tries, each narrowing the interval, until it is narrow.
+  for (int attempt = 0; attempt < kAnchorTries; ++attempt) {
+    if (!re_anchor(*c)) {
       c->broken = true;
       return nullptr;
     }
-    const int64_t t1 = now_ns();
-    best = t1 - t0;
-    c->host_ns = t0 + (t1 - t0) / 2;
+    if (c->hi - c->lo <= kNarrowBracketNs) break;
   }
-  c->anchored_at = now_ns();
   return c;
 }
 
