@@ -3,13 +3,14 @@
 #include <Eigen/Sparse>
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 namespace ringside::analysis {
 namespace {
 
 struct Equation {
-  int64_t a, b;   // o_a - o_b = d
+  int a, b;       // node indices: o_a - o_b = d
   double d;       // ns
   double weight;  // number of samples behind the median
 };
@@ -49,7 +50,12 @@ ClockAlignment align_clocks(TraceSet& set) {
     for (const auto& s : ri.clock_samples) ends[key(s.comm_id, s.seq)] = s.end_ns + ri.shift_ns;
   }
 
-  std::vector<Equation> eqs;
+  // Ranks of a host share its clock: two ranks of one node that end a collective
+  // apart (a ring's last step, a busy host) are not a clock difference, so only
+  // members on different nodes are compared.  Per pair of nodes, the median over
+  // (rank, comm) of their median differences is one equation, so one rank that
+  // ends apart from its node's others cannot move the node.
+  std::map<std::pair<int, int>, std::pair<std::vector<double>, double>> by_pair;
   for (const RankInfo& ri : set.ranks) {
     if (!ri.has_file) continue;
     std::unordered_map<int, std::vector<double>> diffs;  // comm index -> differences
@@ -57,7 +63,7 @@ ClockAlignment align_clocks(TraceSet& set) {
       const CommInfo* c = set.comm(s.comm_id);
       if (c == nullptr || c->present < 2) continue;
       int64_t ref = ref_of[static_cast<size_t>(c->index)];
-      if (ref < 0 || ref == ri.rank) continue;
+      if (ref < 0 || set.ranks[static_cast<size_t>(ref)].node_index == ri.node_index) continue;
       const auto& ends = ref_ends[ref];
       auto it = ends.find(key(s.comm_id, s.seq));
       if (it == ends.end()) continue;
@@ -65,26 +71,46 @@ ClockAlignment align_clocks(TraceSet& set) {
     }
     for (auto& [ci, v] : diffs) {
       if (v.size() < 3) continue;
-      eqs.push_back(
-          {ri.rank, ref_of[static_cast<size_t>(ci)], median(v), static_cast<double>(v.size())});
+      const int a = ri.node_index;
+      const int b = set.ranks[static_cast<size_t>(ref_of[static_cast<size_t>(ci)])].node_index;
+      auto& [ds, samples] = by_pair[std::minmax(a, b)];
+      ds.push_back(a < b ? median(v) : -median(v));
+      samples += static_cast<double>(v.size());
     }
   }
+  std::vector<Equation> eqs;
+  for (auto& [nodes, p] : by_pair)
+    eqs.push_back({nodes.first, nodes.second, median(p.first), p.second});
   out.equations = static_cast<int>(eqs.size());
-  if (eqs.empty()) return out;
-
-  const int n = static_cast<int>(set.world_size);
-  std::vector<double> offset(static_cast<size_t>(n), 0.0);
-  std::vector<double> robust(eqs.size(), 1.0);
-  // A tiny ridge fixes the gauge of every connected component (offsets are
-  // relative); the first rank with a trace is pinned harder so it is the zero.
-  int64_t anchor = -1;
+  const int n = static_cast<int>(set.nodes.size());
+  int anchor = -1;  // the node of the first rank with a trace is the zero
   for (const auto& ri : set.ranks) {
     if (ri.has_file) {
-      anchor = ri.rank;
+      anchor = ri.node_index;
       break;
     }
   }
-  for (int iteration = 0; iteration < 4; ++iteration) {
+  if (anchor < 0) return out;
+  out.reference_node = set.nodes[static_cast<size_t>(anchor)];
+
+  // Nodes that share a collective with the anchor's node, directly or through others:
+  // the offsets of the rest cannot be told and stay 0.
+  std::vector<char> linked(static_cast<size_t>(n), 0);
+  linked[static_cast<size_t>(anchor)] = 1;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& q : eqs) {
+      const auto a = static_cast<size_t>(q.a), b = static_cast<size_t>(q.b);
+      if (linked[a] != linked[b]) {
+        linked[a] = linked[b] = 1;
+        grew = true;
+      }
+    }
+  }
+
+  std::vector<double> offset(static_cast<size_t>(n), 0.0);
+  std::vector<double> robust(eqs.size(), 1.0);
+  for (int iteration = 0; iteration < 4 && !eqs.empty(); ++iteration) {
     std::vector<Eigen::Triplet<double>> trips;
     Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
     for (size_t e = 0; e < eqs.size(); ++e) {
@@ -98,6 +124,8 @@ ClockAlignment align_clocks(TraceSet& set) {
       rhs[a] += w * q.d;
       rhs[b] -= w * q.d;
     }
+    // A tiny ridge fixes the gauge of every connected component (offsets are
+    // relative); the anchor is pinned harder so it is the zero.
     for (int i = 0; i < n; ++i) trips.emplace_back(i, i, i == anchor ? 1e3 : 1e-6);
     Eigen::SparseMatrix<double> normal(n, n);
     normal.setFromTriplets(trips.begin(), trips.end());
@@ -119,35 +147,25 @@ ClockAlignment align_clocks(TraceSet& set) {
     }
   }
 
-  // One clock per host: the node's offset is the median of its ranks'.
-  double anchor_node_offset = 0;
-  std::vector<double> node_offset(set.nodes.size(), 0.0);
   for (size_t ni = 0; ni < set.nodes.size(); ++ni) {
-    std::vector<double> v;
-    for (int64_t r : set.node_ranks[ni]) v.push_back(offset[static_cast<size_t>(r)]);
-    if (v.empty()) continue;
-    std::vector<double> sorted = v;
-    std::sort(sorted.begin(), sorted.end());
-    node_offset[ni] = sorted[sorted.size() / 2];
+    if (!linked[ni]) {
+      offset[ni] = 0;
+      out.unaligned_nodes.push_back(set.nodes[ni]);
+      continue;
+    }
     NodeOffset no;
     no.node = set.nodes[ni];
-    no.ranks = static_cast<int>(v.size());
-    no.spread_ms = (sorted.back() - sorted.front()) / 1e6;
+    no.ranks = static_cast<int>(set.node_ranks[ni].size());
+    no.offset_ms = (offset[ni] - offset[static_cast<size_t>(anchor)]) / 1e6;
+    out.max_abs_offset_ms = std::max(out.max_abs_offset_ms, std::abs(no.offset_ms));
     out.nodes.push_back(no);
-  }
-  if (anchor >= 0)
-    anchor_node_offset =
-        node_offset[static_cast<size_t>(set.ranks[static_cast<size_t>(anchor)].node_index)];
-  for (size_t ni = 0; ni < out.nodes.size(); ++ni) {
-    out.nodes[ni].offset_ms = (node_offset[ni] - anchor_node_offset) / 1e6;
-    out.max_abs_offset_ms = std::max(out.max_abs_offset_ms, std::abs(out.nodes[ni].offset_ms));
   }
   for (auto& ri : set.ranks) {
     if (!ri.has_file) continue;
-    ri.offset_ns =
-        static_cast<int64_t>(node_offset[static_cast<size_t>(ri.node_index)] - anchor_node_offset);
+    const auto ni = static_cast<size_t>(ri.node_index);
+    ri.offset_ns = static_cast<int64_t>(offset[ni] - offset[static_cast<size_t>(anchor)]);
   }
-  out.aligned = true;
+  out.aligned = !eqs.empty();
   return out;
 }
 

@@ -1,10 +1,11 @@
 // Clock alignment across nodes.  A collective completes at nearly the same
 // instant on all its members, so the difference of two members' recorded end
 // times of the same (comm, seq) is their clock difference plus small noise.
-// Per (rank, comm) the median of those differences against the comm's lowest
-// rank gives one equation o_r - o_ref = d; the equations of all comms are
-// solved by robust (Huber-reweighted) sparse least squares, then each node
-// takes the median offset of its ranks (ranks of a host share its clock).
+// Ranks of a host share its clock, so the unknowns are one offset per node.
+// Per (rank, comm) whose lowest rank is on another node, the median of those
+// differences is one estimate of o_node(r) - o_node(ref); per pair of nodes the
+// median of the estimates is one equation, and the equations are solved by
+// robust (Huber-reweighted) sparse least squares.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +19,18 @@ namespace ringside::analysis {
 struct NodeOffset {
   std::string node;
   double offset_ms = 0;  // node clock minus the reference node's clock
-  double spread_ms = 0;  // disagreement among the node's ranks (quality)
   int ranks = 0;
 };
 
 struct ClockAlignment {
   std::vector<NodeOffset> nodes;
   int equations = 0;
-  bool aligned = false;  // false: no shared collectives, offsets left at 0
+  bool aligned = false;  // false: no collective spans nodes, offsets left at 0
   double max_abs_offset_ms = 0;
+  std::string reference_node;  // the node of the first rank with a trace: offset 0
+  // Nodes that share no collective with the reference node, directly or through
+  // other nodes: their offsets cannot be estimated and are left at 0.
+  std::vector<std::string> unaligned_nodes;
 };
 
 // Estimates and stores RankInfo::offset_ns for every rank with a file.

@@ -74,6 +74,8 @@ nlohmann::json report_to_json(const Report& r) {
   clock["max_abs_offset_ms"] = r.clock.max_abs_offset_ms;
   clock["node_offsets_ms"] = nlohmann::json::object();
   for (const auto& n : r.clock.nodes) clock["node_offsets_ms"][n.node] = n.offset_ms;
+  clock["reference_node"] = r.clock.reference_node;
+  clock["unaligned_nodes"] = r.clock.unaligned_nodes;
   j["clock"] = clock;
   j["missing_ranks"] = r.missing_ranks;
   j["warnings"] = r.warnings;

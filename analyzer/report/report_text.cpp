@@ -93,6 +93,14 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
     out << "clocks: node offsets up to " << fmt("%.1f", r.clock.max_abs_offset_ms)
         << " ms, corrected\n";
   }
+  if (!r.clock.unaligned_nodes.empty()) {
+    std::string names;
+    for (const auto& n : r.clock.unaligned_nodes) names += (names.empty() ? "" : ", ") + n;
+    out << "clocks: " << names << (r.clock.unaligned_nodes.size() == 1 ? " shares" : " share")
+        << " no collective with " << r.clock.reference_node
+        << ": their clock offsets cannot be estimated, so times compared across these nodes "
+           "are only as good as the nodes' clock sync\n";
+  }
   shown << printable(out.str(), true);
 }
 

@@ -58,6 +58,67 @@ TEST(ClockAlign, RobustToAStragglerAndAHang) {
               0.5);
 }
 
+// Ranks 0-3 on node1, 4-7 on node2; comm 1 is node1's ranks, comm 2 node2's, comm 3
+// every rank.  End times: rank r ends each collective `skew[r]` after the others,
+// and node2's clock runs `node2_ms` ahead.
+TraceSet clock_set(const std::vector<double>& skew_ms, double node2_ms, bool world) {
+  TraceSet set;
+  set.world_size = 8;
+  set.nodes = {"node1", "node2"};
+  set.node_ranks = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  auto add_comm = [&](uint64_t id, std::vector<int64_t> members) {
+    CommInfo c;
+    c.id = id;
+    c.index = static_cast<int>(set.comms.size());
+    c.nranks = static_cast<int>(members.size());
+    c.present = c.nranks;
+    c.members = std::move(members);
+    set.comm_index[id] = c.index;
+    set.comms.push_back(std::move(c));
+  };
+  add_comm(1, {0, 1, 2, 3});
+  add_comm(2, {4, 5, 6, 7});
+  if (world) add_comm(3, {0, 1, 2, 3, 4, 5, 6, 7});
+  for (int64_t r = 0; r < 8; ++r) {
+    RankInfo ri;
+    ri.rank = r;
+    ri.has_file = true;
+    ri.node_index = r < 4 ? 0 : 1;
+    const double local_ms = skew_ms[static_cast<size_t>(r)] + (r < 4 ? 0 : node2_ms);
+    for (uint64_t seq = 0; seq < 20; ++seq) {
+      const auto end = static_cast<int64_t>((static_cast<double>(seq) * 10 + local_ms) * 1e6);
+      ri.clock_samples.push_back({r < 4 ? 1u : 2u, seq, end});
+      if (world) ri.clock_samples.push_back({3, seq, end + 5'000'000});
+    }
+    set.ranks.push_back(std::move(ri));
+  }
+  return set;
+}
+
+TEST(ClockAlign, RanksOfOneNodeThatEndApartDoNotMoveTheirNode) {
+  // Rank 5 ends every collective 2 ms after its node's other ranks (a busy host, a
+  // ring's last step): that is not node2's clock.
+  TraceSet set = clock_set({0, 0, 0, 0, 0, 2, 0, 0}, 30, true);
+  ClockAlignment a = align_clocks(set);
+  ASSERT_TRUE(a.aligned);
+  EXPECT_EQ(a.reference_node, "node1");
+  EXPECT_TRUE(a.unaligned_nodes.empty());
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_NEAR(a.nodes[1].offset_ms, 30, 0.1);
+  for (int r = 4; r < 8; ++r)
+    EXPECT_NEAR(set.ranks[static_cast<size_t>(r)].offset_ns / 1e6, 30, 0.1);
+}
+
+TEST(ClockAlign, NodesThatShareNoCollectiveAreNamedAndLeftAlone) {
+  // No collective spans the nodes (a pipeline job whose stages meet only in
+  // send/recv): nothing tells node2's clock, however its ranks disagree.
+  TraceSet set = clock_set({0, 0, 0, 0, 0, 2, 0, -1}, 30, false);
+  ClockAlignment a = align_clocks(set);
+  EXPECT_FALSE(a.aligned);
+  EXPECT_EQ(a.unaligned_nodes, std::vector<std::string>{"node2"});
+  for (const auto& ri : set.ranks) EXPECT_EQ(ri.offset_ns, 0) << "rank " << ri.rank;
+}
+
 TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   TempDir dir("match");
   auto spec = small_spec(dir.path());
