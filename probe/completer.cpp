@@ -5,7 +5,7 @@
 // event).  The reference is recorded on a private non-blocking stream (never
 // on the application's streams) and re-anchored every few seconds, because
 // elapsed times are floats in milliseconds and lose precision with distance.
-// Its host time is bracketed by host readings; see re_anchor for how a busy host
+// Its host time is bracketed by host readings; see clock_anchor.h for how a busy host
 // (a preempted reading) is kept from shifting a rank's times.
 #include <time.h>
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "background.h"
+#include "clock_anchor.h"
 #include "cuda_driver.h"
 #include "runtime.h"
 #include "thread_util.h"
@@ -39,11 +40,6 @@ constexpr uint64_t kBurstOps = 64;
 // since its last wake-up, the writer is woken early so that rings never fill.
 constexpr uint64_t kWakeWriterOps = 1024;
 
-// How far the device clock may drift from the host's per unit of elapsed time
-// (GPU and host oscillators: tens of ppm), allowed when an anchor is carried
-// forward to the next.
-constexpr double kDriftAllowance = 100e-6;
-constexpr int64_t kFloatSlackNs = 2'000;  // cuEventElapsedTime is a float in ms
 constexpr int kAnchorTries = 8;
 constexpr int64_t kNarrowBracketNs = 20'000;
 
@@ -52,45 +48,28 @@ struct ContextClock {
   CUstream stream = nullptr;
   CUevent ref = nullptr;    // the current reference
   CUevent spare = nullptr;  // the next reference, recorded when re-anchoring
-  // Host times the reference event may have completed at: consistent with every
-  // bracket measured so far, carried forward by the device's own elapsed time.
-  int64_t lo = 0, hi = 0;
-  int64_t host_ns = 0;      // monotonic time the reference event completed (estimate)
+  HostInterval host;        // monotonic times the reference may have completed at
   int64_t anchored_at = 0;  // 0: never
   bool broken = false;
 };
 
 std::vector<ContextClock> g_clocks;  // completer thread only
 
-// Records the spare event on the clock's stream, brackets its completion between two
-// host readings, and makes it the reference.  The reference's host time is kept as
-// the interval consistent with every bracket so far, carried from one reference to
-// the next by the device's own elapsed time (widened by the drift it allows), so one
-// wide bracket (a thread preempted between its readings: milliseconds on a busy
-// host) never makes the estimate worse.  If the two cannot both hold (a clock
-// stepped), the fresh bracket wins.
+// Records the spare event on the clock's stream, brackets its completion between
+// two host readings, and makes it the reference (clock_anchor.h).
 bool re_anchor(ContextClock& c) {
   const CudaDriver& cu = cuda_driver();
   const int64_t t0 = now_ns();
   if (cu.cuEventRecord(c.spare, c.stream) != CUDA_SUCCESS ||
       cu.cuEventSynchronize(c.spare) != CUDA_SUCCESS)
     return false;
-  int64_t lo = t0, hi = now_ns();
+  HostInterval fresh{t0, now_ns()};
   float ms = 0;
   if (c.anchored_at != 0 && cu.cuEventElapsedTime(&ms, c.ref, c.spare) == CUDA_SUCCESS) {
-    const auto e = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
-    const auto slack =
-        static_cast<int64_t>(static_cast<double>(e) * kDriftAllowance) + kFloatSlackNs;
-    const int64_t carried_lo = c.lo + e - slack, carried_hi = c.hi + e + slack;
-    if (std::max(lo, carried_lo) <= std::min(hi, carried_hi)) {
-      lo = std::max(lo, carried_lo);
-      hi = std::min(hi, carried_hi);
-    }
+    fresh = carry_forward(c.host, static_cast<int64_t>(static_cast<double>(ms) * 1e6), fresh);
   }
   std::swap(c.ref, c.spare);
-  c.lo = lo;
-  c.hi = hi;
-  c.host_ns = lo + (hi - lo) / 2;
+  c.host = fresh;
   c.anchored_at = now_ns();
   return true;
 }
@@ -121,7 +100,7 @@ ContextClock* clock_for(CUcontext ctx, int64_t now) {
       c->broken = true;
       return nullptr;
     }
-    if (c->hi - c->lo <= kNarrowBracketNs) break;
+    if (c->host.width() <= kNarrowBracketNs) break;
   }
   return c;
 }
@@ -130,7 +109,7 @@ bool device_time(ContextClock& c, void* event, int64_t& out_ns) {
   float ms = 0;
   if (cuda_driver().cuEventElapsedTime(&ms, c.ref, static_cast<CUevent>(event)) != CUDA_SUCCESS)
     return false;
-  out_ns = c.host_ns + static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+  out_ns = c.host.mid() + static_cast<int64_t>(static_cast<double>(ms) * 1e6);
   return true;
 }
 
