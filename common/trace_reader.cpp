@@ -96,6 +96,7 @@ struct TraceReader::Impl {
   TraceMeta meta;
   h5::Handle file;
   OpenDataset ops, pending, samples, events, comms, stats;
+  OpenDataset links;  // optional: files written before it existed have none
   // Op count seen at the last refresh: windowed reads inside it need no
   // refresh (a refresh drops HDF5's chunk cache).
   mutable uint64_t known_ops = 0;
@@ -148,6 +149,10 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
       {&impl->comms, kCommsDataset},     {&impl->stats, kStatsDataset}};
   for (auto& [ds, name] : sets) {
     if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
+  }
+  if (H5Lexists(impl->file.get(), kLinksDataset, H5P_DEFAULT) > 0) {
+    if (Status s = open_dataset(impl->file.get(), kLinksDataset, path, impl->links); !s.ok())
+      return s;
   }
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
 }
@@ -206,6 +211,11 @@ Result<std::vector<EventRecord>> TraceReader::events() const {
 }
 Result<std::vector<CommRecord>> TraceReader::comms() const {
   return read_all<CommRecord>(impl_->comms, impl_->path);
+}
+
+Result<std::vector<LinkRecord>> TraceReader::links() const {
+  if (!impl_->links.dataset.valid()) return std::vector<LinkRecord>{};
+  return read_all<LinkRecord>(impl_->links, impl_->path);
 }
 Result<std::vector<StatsRecord>> TraceReader::stats() const {
   return read_all<StatsRecord>(impl_->stats, impl_->path);

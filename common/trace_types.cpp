@@ -64,6 +64,8 @@ hid_t make_pending_type() {
   insert<decltype(CommRecord::name)>(type, #name, offsetof(CommRecord, name));
 #define RINGSIDE_INSERT_FIELD_StatsRecord(ctype, name, unit, desc) \
   insert<decltype(StatsRecord::name)>(type, #name, offsetof(StatsRecord, name));
+#define RINGSIDE_INSERT_FIELD_LinkRecord(ctype, name, unit, desc) \
+  insert<decltype(LinkRecord::name)>(type, #name, offsetof(LinkRecord, name));
 #define RINGSIDE_INSERT_FIELD_EventRecord(ctype, name, unit, desc) \
   insert<decltype(EventRecord::name)>(type, #name, offsetof(EventRecord, name));
 
@@ -71,6 +73,7 @@ RINGSIDE_MAKE_TYPE(make_sample_type, SampleRecord, RINGSIDE_SAMPLE_FIELDS)
 RINGSIDE_MAKE_TYPE(make_comm_type, CommRecord, RINGSIDE_COMM_FIELDS)
 RINGSIDE_MAKE_TYPE(make_stats_type, StatsRecord, RINGSIDE_STATS_FIELDS)
 RINGSIDE_MAKE_TYPE(make_event_type, EventRecord, RINGSIDE_EVENT_FIELDS)
+RINGSIDE_MAKE_TYPE(make_link_type, LinkRecord, RINGSIDE_LINK_FIELDS)
 
 #define RINGSIDE_FIELD_INFO(ctype, name, unit, desc) FieldInfo{#name, #ctype, unit, desc},
 
@@ -98,6 +101,10 @@ std::vector<DatasetSpec> build_specs() {
                    sizeof(StatsRecord),
                    make_stats_type,
                    {RINGSIDE_STATS_FIELDS(RINGSIDE_FIELD_INFO)}});
+  specs.push_back({kLinksDataset,
+                   sizeof(LinkRecord),
+                   make_link_type,
+                   {RINGSIDE_LINK_FIELDS(RINGSIDE_FIELD_INFO)}});
   return specs;
 }
 

@@ -121,6 +121,7 @@ struct TraceWriter::Impl {
   AppendBuffer events{dataset_spec(kEventsDataset), 1};
   AppendBuffer comms{dataset_spec(kCommsDataset), 1};
   AppendBuffer stats{dataset_spec(kStatsDataset), 1};
+  AppendBuffer links{dataset_spec(kLinksDataset), 1};
   uint64_t flushes = 0;
   int64_t clock_monotonic_ns = 0;  // the file's clock reference
   int descriptor = -1;             // HDF5's descriptor of the file
@@ -137,7 +138,8 @@ struct TraceWriter::Impl {
         samples(dataset_spec(kSamplesDataset), small_chunk(o)),
         events(dataset_spec(kEventsDataset), small_chunk(o)),
         comms(dataset_spec(kCommsDataset), small_chunk(o)),
-        stats(dataset_spec(kStatsDataset), small_chunk(o)) {}
+        stats(dataset_spec(kStatsDataset), small_chunk(o)),
+        links(dataset_spec(kLinksDataset), small_chunk(o)) {}
 
   // Tables that grow slowly get smaller chunks so a flush does not rewrite much.
   static size_t small_chunk(const WriterOptions& o) {
@@ -202,8 +204,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
-  for (AppendBuffer* buf :
-       {&impl->ops, &impl->pending, &impl->samples, &impl->events, &impl->comms, &impl->stats}) {
+  for (AppendBuffer* buf : {&impl->ops, &impl->pending, &impl->samples, &impl->events, &impl->comms,
+                            &impl->stats, &impl->links}) {
     if (Status s = buf->create(impl->file.get(), path, options); !s.ok()) return s;
   }
   if (H5Fstart_swmr_write(impl->file.get()) < 0) {
@@ -232,6 +234,7 @@ RINGSIDE_WRITER_APPEND(OpRecord, ops)
 RINGSIDE_WRITER_APPEND(SampleRecord, samples)
 RINGSIDE_WRITER_APPEND(EventRecord, events)
 RINGSIDE_WRITER_APPEND(CommRecord, comms)
+RINGSIDE_WRITER_APPEND(LinkRecord, links)
 #undef RINGSIDE_WRITER_APPEND
 
 Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) {
@@ -250,7 +253,8 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
   if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
   // Data before the stats row that announces it: a reader that sees flush N's
   // stats row also sees every op written before it.
-  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.pending, &w.stats}) {
+  for (AppendBuffer* buf :
+       {&w.ops, &w.samples, &w.events, &w.comms, &w.links, &w.pending, &w.stats}) {
     if (Status s = w.guard(buf->flush(w.path)); !s.ok()) return s;
   }
   if (H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL) < 0) {
@@ -266,14 +270,14 @@ Status TraceWriter::close() {
   if (impl_->broken.ok()) {
     h5::QuietErrors quiet;
     for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                              &impl_->pending, &impl_->stats}) {
+                              &impl_->links, &impl_->pending, &impl_->stats}) {
       if (Status s = buf->flush(impl_->path); !s.ok() && result.ok()) result = s;
     }
   } else {
     result = impl_->broken;
   }
   for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                            &impl_->pending, &impl_->stats}) {
+                            &impl_->links, &impl_->pending, &impl_->stats}) {
     buf->release();
   }
   impl_->closed = true;

@@ -10,6 +10,7 @@
 
 #include "background.h"
 #include "cuda_driver.h"
+#include "link_table.h"
 #include "real_nccl.h"
 #include "ringside/trace_writer.h"
 #include "runtime.h"
@@ -177,6 +178,15 @@ class TraceSink {
   }
 
   void flush() {
+    // Per-peer transfer windows (profiler plugin), closed at this flush.
+    link_buf_.clear();
+    link_table().drain(now_ns() - rt_.meta.clock_monotonic_ns, link_buf_);
+    if (!link_buf_.empty()) {
+      if (Status s = writer_->append(std::span<const trace::LinkRecord>(link_buf_)); !s.ok()) {
+        fail("writing the trace", s);
+        return;
+      }
+    }
     pending_buf_.clear();
     uint64_t dropped = 0;
     for (ThreadState* ts = rt_.threads.load(std::memory_order_acquire); ts != nullptr;
@@ -220,6 +230,7 @@ class TraceSink {
   std::vector<trace::EventRecord> event_buf_;
   std::vector<trace::CommRecord> comm_buf_;
   std::vector<trace::SampleRecord> sample_buf_;
+  std::vector<trace::LinkRecord> link_buf_;
 };
 
 }  // namespace

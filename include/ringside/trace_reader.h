@@ -42,6 +42,8 @@ class TraceReader {
   Result<std::vector<SampleRecord>> samples() const;
   Result<std::vector<EventRecord>> events() const;
   Result<std::vector<CommRecord>> comms() const;
+  // Per-peer transfer windows (profiler plugin); empty for files without them.
+  Result<std::vector<LinkRecord>> links() const;
   Result<std::vector<StatsRecord>> stats() const;
   // The ops outstanding at the last flush (the last /pending snapshot).
   Result<std::vector<OpRecord>> last_pending() const;

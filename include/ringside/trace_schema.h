@@ -95,6 +95,25 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
   X(uint64_t, flush_index, "", "flush this snapshot belongs to") \
   RINGSIDE_OP_FIELDS(X)
 
+// One row per (NCCL communicator, peer, channel, direction) that moved data
+// through NCCL's network proxy in one flush window (profiler plugin events).
+#define RINGSIDE_LINK_FIELDS(X)                                                               \
+  X(int64_t, t_ns, "ns", "end of the window (the flush time)")                                \
+  X(uint64_t, comm_hash, "", "NCCL's communicator hash (commId of the profiler init)")        \
+  X(int32_t, nranks, "", "communicator size")                                                 \
+  X(int32_t, rank, "", "this rank's rank within that communicator")                           \
+  X(int32_t, n_nodes, "", "nodes the communicator spans, as NCCL counts them")                \
+  X(int32_t, peer, "", "the peer's rank within that communicator")                            \
+  X(uint8_t, channel, "", "NCCL channel")                                                     \
+  X(uint8_t, is_send, "", "1: this rank sent to the peer; 0: received from it")               \
+  X(uint64_t, ops, "", "proxy operations completed")                                          \
+  X(uint64_t, steps, "", "network transfers (proxy steps) completed")                         \
+  X(uint64_t, bytes, "bytes", "bytes those steps moved")                                      \
+  X(int64_t, active_ns, "ns", "sum over steps of start to stop")                              \
+  X(int64_t, net_ns, "ns", "send: in the network (isend to completion); recv: awaiting data") \
+  X(int64_t, peer_wait_ns, "ns", "send: waiting for the receiver's clear-to-send credit")     \
+  X(int64_t, gpu_wait_ns, "ns", "send: waiting for the GPU's data; recv: flush and GPU reading")
+
 // File attributes. X(kind, name, description); kind is Int, Str, or OptStr: a
 // string added after version 1 was first written, read as "" when absent.
 #define RINGSIDE_META_FIELDS(X)                                                           \
@@ -198,6 +217,9 @@ struct CommRecord {
 struct StatsRecord {
   RINGSIDE_STATS_FIELDS(RINGSIDE_DECLARE_FIELD)
 };
+struct LinkRecord {
+  RINGSIDE_LINK_FIELDS(RINGSIDE_DECLARE_FIELD)
+};
 struct PendingRecord {
   uint64_t flush_index;
   OpRecord op;
@@ -223,6 +245,7 @@ inline constexpr const char* kSamplesDataset = "gpu_samples";
 inline constexpr const char* kEventsDataset = "events";
 inline constexpr const char* kCommsDataset = "comms";
 inline constexpr const char* kStatsDataset = "stats";
+inline constexpr const char* kLinksDataset = "links";  // optional: producers without it omit it
 
 const char* op_kind_name(OpKind kind);  // "all_reduce", ... ; "unknown" otherwise
 const char* event_kind_name(EventKind kind);

@@ -51,6 +51,7 @@ class TraceWriter {
   Status append(std::span<const SampleRecord> samples);
   Status append(std::span<const EventRecord> events);
   Status append(std::span<const CommRecord> comms);
+  Status append(std::span<const LinkRecord> links);
 
   // Makes all appended data durable and visible.  `pending` are the ops
   // outstanding now; they are written to /pending under this flush's index.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -32,6 +33,7 @@ struct RunOptions {
   bool no_device_timing = false;
   bool no_xid = false;
   bool dump_config = false;
+  bool links = false;
   std::string probe_path;
   std::vector<std::string> command;
 };
@@ -79,6 +81,18 @@ void set_env(const char* name, const std::string& value) {
   if (const char* old = getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
     preload += std::string(":") + old;
   set_env("LD_PRELOAD", preload);
+  if (o.links) {
+    // NCCL (>= 2.23) loads one profiler plugin: the probe itself, unless the user
+    // chose another, which is kept (op capture works either way).
+    if (const char* user = getenv("NCCL_PROFILER_PLUGIN"); user != nullptr && *user != '\0') {
+      std::fprintf(stderr,
+                   "ringside run: NCCL_PROFILER_PLUGIN is already %s; keeping it, so per-peer "
+                   "link timing is off (collective capture is unaffected)\n",
+                   user);
+    } else {
+      set_env("NCCL_PROFILER_PLUGIN", probe.string());
+    }
+  }
 
   std::vector<char*> argv;
   for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -115,6 +129,9 @@ void add_run_command(CLI::App& app) {
                     "Do not record CUDA events around ops (RINGSIDE_DEVICE_TIMING=0)");
   run_cmd->add_flag("--no-xid", opts->no_xid,
                     "Do not record NVML XID events (RINGSIDE_XID_EVENTS=0)");
+  run_cmd->add_flag("--links", opts->links,
+                    "Per-peer network transfer timing through NCCL's profiler plugin interface "
+                    "(sets NCCL_PROFILER_PLUGIN to the probe unless already set; NCCL >= 2.23)");
   run_cmd->add_flag("--dump-config", opts->dump_config,
                     "Print the probe's effective configuration at start (RINGSIDE_DUMP_CONFIG=1)");
   run_cmd

@@ -393,5 +393,25 @@ TEST(RingsideRun, SetsThePreloadAndTheVariables) {
   EXPECT_NE(missing.err.find("/no/such/program"), std::string::npos) << missing.err;
 }
 
+TEST(RingsideRun, LinksMakeTheProbeNcclsProfilerPluginUnlessTheUserChoseOne) {
+  RINGSIDE_REQUIRE_FILE(Paths::ringside());
+  const std::vector<std::string> show{"--", "sh", "-c", "echo plugin=$NCCL_PROFILER_PLUGIN"};
+  std::vector<std::string> argv{Paths::ringside(), "run", "--links"};
+  argv.insert(argv.end(), show.begin(), show.end());
+  const Exit on = run(argv, {});
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_NE(on.out.find("plugin=/"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("libringside_probe.so"), std::string::npos) << on.out;
+  const Exit kept = run(argv, {"NCCL_PROFILER_PLUGIN=inspector"});
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  EXPECT_NE(kept.out.find("plugin=inspector"), std::string::npos) << kept.out;
+  EXPECT_NE(kept.err.find("NCCL_PROFILER_PLUGIN is already inspector"), std::string::npos)
+      << kept.err;
+  std::vector<std::string> plain{Paths::ringside(), "run"};
+  plain.insert(plain.end(), show.begin(), show.end());
+  const Exit off = run(plain, {});
+  EXPECT_NE(off.out.find("plugin=\n"), std::string::npos) << "not set without --links";
+}
+
 }  // namespace
 }  // namespace ringside::probe::testing

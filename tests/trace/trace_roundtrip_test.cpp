@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <cstring>
 #include <filesystem>
@@ -45,6 +46,14 @@ TEST(TraceRoundTrip, EveryFieldOfEveryDatasetSurvives) {
       ASSERT_TRUE(w.value()->append(std::span(&e, 1)).ok());
       ASSERT_TRUE(w.value()->append(std::span(&c, 1)).ok());
     }
+    std::vector<LinkRecord> links(3);
+    for (size_t i = 0; i < links.size(); ++i) {
+      uint64_t v = 1000 * (i + 1);
+#define X(type, name, unit, desc) links[i].name = static_cast<type>(v++);
+      RINGSIDE_LINK_FIELDS(X)
+#undef X
+    }
+    ASSERT_TRUE(w.value()->append(std::span<const LinkRecord>(links)).ok());
     StatsRecord st{};
     st.ops_recorded = kOps;
     st.ops_dropped = 7;
@@ -105,6 +114,15 @@ TEST(TraceRoundTrip, EveryFieldOfEveryDatasetSurvives) {
     RINGSIDE_COMM_FIELDS(X)
 #undef X
   }
+  auto links = reader.links();
+  ASSERT_TRUE(links.ok()) << links.message();
+  ASSERT_EQ(links.value().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    uint64_t v = 1000 * (i + 1);
+#define X(type, name, unit, desc) EXPECT_EQ(links.value()[i].name, static_cast<type>(v++)) << #name;
+    RINGSIDE_LINK_FIELDS(X)
+#undef X
+  }
   auto stats = reader.stats();
   ASSERT_TRUE(stats.ok());
   ASSERT_EQ(stats.value().size(), 2u);
@@ -118,6 +136,29 @@ TEST(TraceRoundTrip, EveryFieldOfEveryDatasetSurvives) {
   ASSERT_EQ(last.value().size(), 2u);
   expect_op_eq(last.value()[0], pending[0], 0);
   expect_op_eq(last.value()[1], pending[1], 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceRoundTrip, AFileWithoutLinksReadsAsNoLinks) {
+  // Files written before the links dataset existed: it is optional.
+  const std::string dir = make_temp_dir("nolinks");
+  const std::string path = dir + "/t.h5";
+  {
+    auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1));
+    ASSERT_TRUE(w.ok()) << w.message();
+    ASSERT_TRUE(w.value()->close().ok());
+  }
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    EXPECT_GE(H5Ldelete(f, kLinksDataset, H5P_DEFAULT), 0);
+    H5Fclose(f);
+  }
+  auto r = TraceReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto links = r.value()->links();
+  ASSERT_TRUE(links.ok());
+  EXPECT_TRUE(links.value().empty());
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,155 @@
+#include "profiler_events.h"
+
+#include <mutex>
+#include <vector>
+
+namespace ringside::probe::plugin {
+namespace {
+
+using namespace nccl_profiler;
+
+// Handles given to NCCL point at one of these, tagged so that stop and record
+// can tell a proxy op from a step.
+enum class Kind : uint8_t { kOp = 1, kStep = 2 };
+
+struct OpHandle;
+struct StepHandle {
+  Kind kind = Kind::kStep;
+  OpHandle* op = nullptr;
+  int64_t start_ns = 0, state_ns = 0;
+  int state = 0;  // the State in progress; 0 before the first
+  uint64_t bytes = 0;
+};
+
+// NCCL keeps at most 8 steps of a proxy op in flight and reuses a step's slot
+// 8 steps later; a receive step may be started again without a stop, which
+// simply restarts the slot.
+struct OpHandle {
+  Kind kind = Kind::kOp;
+  PluginComm* comm = nullptr;
+  int32_t peer = -1;
+  uint8_t channel = 0;
+  bool is_send = false;
+  LinkCounters counters;
+  StepHandle steps[8];
+};
+
+// Proxy op handles are recycled, never freed: a late event for a stopped op then
+// lands in a live object (at worst in the wrong counters), never in freed memory.
+class OpPool {
+ public:
+  OpHandle* get() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        OpHandle* h = free_.back();
+        free_.pop_back();
+        *h = OpHandle{};
+        return h;
+      }
+    }
+    return new OpHandle();
+  }
+  void put(OpHandle* h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(h);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<OpHandle*> free_;
+};
+
+OpPool& op_pool() {
+  static auto* pool = new OpPool();  // never destroyed: proxy threads outlive exit handlers
+  return *pool;
+}
+
+// The time spent in the state that just ended goes to its bucket.
+void close_state(StepHandle& s, int64_t now) {
+  LinkCounters& c = s.op->counters;
+  const int64_t d = now - s.state_ns;
+  switch (s.state) {
+    case kStepSendGpuWait:
+    case kStepRecvFlushWait:
+    case kStepRecvGpuWait:
+      c.gpu_wait_ns += d;
+      break;
+    case kStepSendPeerWait:
+      c.peer_wait_ns += d;
+      break;
+    case kStepSendWait:
+    case kStepRecvWait:
+      c.net_ns += d;
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+void init(LinkTable& table, void** context, uint64_t comm_hash, int* activation_mask, int n_nodes,
+          int nranks, int rank) {
+  *context = table.add(comm_hash, nranks, rank, n_nodes);
+  if (activation_mask != nullptr) *activation_mask = kProxyOp | kProxyStep;
+}
+
+void start(void* context, void** handle, uint64_t type, void* parent, const ProxyOpDescr* op,
+           int step, pid_t self, Clock clock) {
+  *handle = nullptr;
+  if (type == kProxyOp) {
+    if (context == nullptr || op == nullptr) return;
+    if (op->pid != self) return;  // PXN: the context lives in another process
+    OpHandle* h = op_pool().get();
+    h->comm = static_cast<PluginComm*>(context);
+    h->peer = op->peer;
+    h->channel = op->channel_id;
+    h->is_send = op->is_send != 0;
+    *handle = h;
+  } else if (type == kProxyStep) {
+    auto* h = static_cast<OpHandle*>(parent);
+    if (h == nullptr || h->kind != Kind::kOp) return;
+    StepHandle& s = h->steps[static_cast<unsigned>(step) % 8];
+    const int64_t now = clock();
+    s = StepHandle{};
+    s.op = h;
+    s.start_ns = s.state_ns = now;
+    *handle = &s;
+  }
+}
+
+void record(void* handle, int state, const StateArgs* args, Clock clock) {
+  auto* s = static_cast<StepHandle*>(handle);
+  if (s == nullptr || s->kind != Kind::kStep) return;
+  const int64_t now = clock();
+  close_state(*s, now);
+  s->state = state;
+  s->state_ns = now;
+  // The step's size is current at these states only (stale at the others).
+  if (args != nullptr &&
+      (state == kStepSendWait || state == kStepRecvFlushWait || state == kStepRecvGpuWait)) {
+    s->bytes = args->proxy_step.trans_size;
+  }
+}
+
+void stop(void* handle, Clock clock) {
+  if (handle == nullptr) return;
+  if (*static_cast<Kind*>(handle) == Kind::kStep) {
+    auto* s = static_cast<StepHandle*>(handle);
+    const int64_t now = clock();
+    close_state(*s, now);
+    s->state = 0;
+    LinkCounters& c = s->op->counters;
+    ++c.steps;
+    c.bytes += s->bytes;
+    c.active_ns += now - s->start_ns;
+    return;
+  }
+  auto* h = static_cast<OpHandle*>(handle);
+  ++h->counters.ops;
+  h->comm->merge(h->peer, h->channel, h->is_send, h->counters);
+  op_pool().put(h);
+}
+
+}  // namespace ringside::probe::plugin
