@@ -2,7 +2,6 @@
 // `ncclProfiler_v5` (2.28) or `ncclProfiler_v4` (2.25-2.27) in the library named by
 // NCCL_PROFILER_PLUGIN, which `ringside run` points at the probe itself.  The
 // callbacks are in profiler_events.cpp; this file only adapts the two ABIs.
-#include <time.h>
 #include <unistd.h>
 
 #include "profiler_events.h"
@@ -12,12 +11,6 @@ namespace ringside::probe {
 namespace {
 
 using namespace nccl_profiler;
-
-int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 pid_t self_pid() {
   static const pid_t pid = getpid();
@@ -48,23 +41,23 @@ NcclResult init_v4(void** context, int* mask, const char*, uint64_t comm_hash, i
 
 NcclResult start_v5(void* context, void** handle, EventDescrV5* d) {
   plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid(),
-                monotonic_ns);
+                now_ns);
   return 0;
 }
 
 NcclResult start_v4(void* context, void** handle, EventDescrV4* d) {
   plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid(),
-                monotonic_ns);
+                now_ns);
   return 0;
 }
 
 NcclResult stop_event(void* handle) {
-  plugin::stop(handle, monotonic_ns);
+  plugin::stop(handle, now_ns);
   return 0;
 }
 
 NcclResult record_state(void* handle, int state, StateArgs* args) {
-  plugin::record(handle, state, args, monotonic_ns);
+  plugin::record(handle, state, args, now_ns);
   return 0;
 }
 
