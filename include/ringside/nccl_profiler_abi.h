@@ -73,6 +73,15 @@ struct EventDescrV5 {
       const char* proto;
       void* parent_group;
     } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t n_channels;
+      void* parent_group;
+    } p2p;
     ProxyOpDescr proxy_op;
     struct {
       int step;
@@ -142,6 +151,7 @@ static_assert(offsetof(EventDescrV5, proxy_op.peer) == 32);
 static_assert(offsetof(EventDescrV5, proxy_op.is_send) == 44);
 static_assert(offsetof(EventDescrV5, coll.parent_group) == 104);
 static_assert(offsetof(EventDescrV5, kernel_ch.p_timer) == 32);
+static_assert(offsetof(EventDescrV5, p2p.peer) == 56);
 static_assert(offsetof(EventDescrV4, proxy_op.peer) == 32);
 static_assert(sizeof(StateArgs) == 8);
 static_assert(sizeof(ProfilerV5) == 48 && sizeof(ProfilerV4) == 48);

@@ -11,6 +11,7 @@
 #include "cuda_bridge.h"
 #include "group.h"
 #include "last_error.h"
+#include "profiler.h"
 
 using namespace ringside::sim;
 using namespace ringside::sim::nccl;
@@ -256,6 +257,7 @@ RINGSIM_API ncclResult_t pncclCommDestroy(ncclComm_t comm) {
     c->wait_idle();
     c->close_connections();
   }
+  profiler::comm_finalize(*c);
   delete comm;
   return ncclSuccess;
 }
@@ -264,6 +266,7 @@ RINGSIM_WEAK_ALIAS(ncclResult_t, ncclCommDestroy, (ncclComm_t comm));
 RINGSIM_API ncclResult_t pncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;  // NCCL accepts NULL here
   comm->impl->abort_now();
+  profiler::comm_finalize(*comm->impl);
   delete comm;
   return ncclSuccess;
 }

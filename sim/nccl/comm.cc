@@ -8,6 +8,7 @@
 
 #include "cuda_bridge.h"
 #include "last_error.h"
+#include "profiler.h"
 
 namespace ringside::sim::nccl {
 namespace {
@@ -114,6 +115,7 @@ ncclResult_t connect_comm(Comm& comm, const std::vector<RankInfo>& all, int list
   debug_log(comm.label() + ": connected (node " + std::string(all[comm.rank].node_name) + ", gpu " +
             std::to_string(all[comm.rank].gpu) + ", comm index " + std::to_string(comm.comm_index) +
             ")");
+  profiler::comm_init(comm);
   return ncclSuccess;
 }
 

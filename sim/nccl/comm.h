@@ -63,6 +63,10 @@ class Comm {
   std::condition_variable inflight_cv;
   int inflight = 0;
 
+  // The profiler plugin's context (profiler.h); live between its init and finalize.
+  void* profiler_context = nullptr;
+  std::atomic<bool> profiler_live{false};
+
   std::atomic<bool> finalized{false};
   std::atomic<bool> closed{false};
 

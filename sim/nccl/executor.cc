@@ -1,20 +1,15 @@
 #include "executor.h"
 
-#include <thread>
-
 #include "algorithms.h"
 #include "cuda_bridge.h"
 #include "group.h"
 #include "last_error.h"
 #include "op_run.h"
 #include "pacing.h"
+#include "proxy_events.h"
 
 namespace ringside::sim::nccl {
 namespace {
-
-void sleep_until_ns(int64_t t) {
-  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t)));
-}
 
 void stall_forever(Comm& comm, const OpDesc& op) {
   debug_log(comm.label() + ": stall/freeze fault: the device blocks in op " +
@@ -70,14 +65,16 @@ void run_task(Task& task) {
         batch.push_back(&task.ops[i]);
         cost = std::max(cost, model_duration_ns(comm, task.ops[i]));
       }
+      ProxyEvents events(comm, batch);
       int64_t ready = run_p2p_batch(comm, batch);
-      sleep_until_ns(ready + cost);
+      events.pace(ready, cost);
       continue;
     }
     if (op.device_scalar != nullptr) op.reduction.scalar = load_scalar(op.device_scalar, op.dtype);
+    ProxyEvents events(comm, {&op});
     OpRun run(comm, op, MsgKind::kColl);
     run_collective(run);
-    sleep_until_ns(run.ready_ns() + model_duration_ns(comm, op));
+    events.pace(run.ready_ns(), model_duration_ns(comm, op));
     ++i;
   }
 }
