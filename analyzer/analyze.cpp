@@ -87,7 +87,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
       set.bad_ranks.push_back({ri.rank, ri.read_error + " (after matching: lateness partial)"});
   }
 
+  const LinkMatrix links = build_link_matrix(set);
   Context ctx{set, table, stats, options.thresholds};
+  ctx.links = &links;
   int64_t first = INT64_MAX, last = kNever;
   for (const auto& p : table.progress()) {
     if (p.ops_read == 0) continue;
@@ -161,6 +163,15 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     f.comm_members = c->members;
   }
   report.findings = std::move(findings);
+  report.links.source = links.observed()             ? "nccl_profiler"
+                        : send_recv_pairs_timed(ctx) ? "send_recv"
+                                                     : "none";
+  report.links.matrix = links;
+  if (links.unplaced_comms > 0) {
+    report.warnings.push_back(std::to_string(links.unplaced_comms) +
+                              " NCCL communicators of the profiler plugin's /links match no "
+                              "traced communicator; their links are not used");
+  }
   rank_findings_and_set_verdict(report);
   report.what_if = compute_what_if(ctx, report.findings);
   for (const auto& ri : set.ranks) {

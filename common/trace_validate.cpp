@@ -95,4 +95,23 @@ Status validate_comm(const CommRecord& c, int64_t world_size) {
   return {};
 }
 
+Status validate_link(const LinkRecord& l, int64_t world_size) {
+  auto bad = [&](const std::string& what) {
+    return Status::error("/links row of comm " + std::to_string(l.comm_hash) + ": " + what +
+                         " is out of range");
+  };
+  if (l.nranks < 2 || l.nranks > world_size)
+    return bad(field("nranks", l.nranks) + " (world_size " + std::to_string(world_size) + ")");
+  if (l.rank < 0 || l.rank >= l.nranks) return bad(field("rank", l.rank));
+  if (l.peer < 0 || l.peer >= l.nranks || l.peer == l.rank) return bad(field("peer", l.peer));
+  if (l.n_nodes < 0 || l.n_nodes > l.nranks) return bad(field("n_nodes", l.n_nodes));
+  if (l.is_send > 1) return bad(field("is_send", l.is_send));
+  if (!plausible_time(l.t_ns)) return bad(field("t_ns", l.t_ns));
+  for (int64_t v : {l.active_ns, l.net_ns, l.peer_wait_ns, l.gpu_wait_ns}) {
+    if (v < 0 || v > kMaxTraceTimeNs) return bad("a time counter (" + std::to_string(v) + ")");
+  }
+  if (l.ops > kMaxSeq || l.steps > (kMaxSeq << 8)) return bad(field("ops/steps", l.steps));
+  return {};
+}
+
 }  // namespace ringside::trace

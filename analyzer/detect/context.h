@@ -60,6 +60,7 @@ struct Context {
   const Thresholds& th;
   double job_start_ns = 0;
   double job_end_ns = 0;
+  const LinkMatrix* links = nullptr;  // from the profiler plugin's /links; null: none built
   double job_seconds() const { return (job_end_ns - job_start_ns) / 1e9; }
   // Last flush in job time (or last activity when there were no flushes).
   int64_t last_seen_ns(int64_t rank) const;
@@ -117,6 +118,9 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
 // Reports the late nodes, then each late rank left as a straggler of its own.
 void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Finding>& out);
 void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
+// True if send/recv pairs were timed often enough, with large enough messages, to
+// judge links from them (what detect_slow_links uses without profiler events).
+bool send_recv_pairs_timed(const Context& ctx);
 void detect_hangs(const Context& ctx, std::vector<Finding>& out);
 void detect_desyncs(const Context& ctx, std::vector<Finding>& out);
 void detect_gpu_health(const Context& ctx, std::vector<Finding>& out);

@@ -1,6 +1,9 @@
-// Slow links: transfer time (end minus last arrival) turned into bus bandwidth
-// (nccl-tests factors) and compared with peers of the same class (same op and
-// size for collectives; send/recv pairs; intra- vs inter-node kept apart).
+// Slow links.  With NCCL's profiler plugin events (match/link_matrix.h) every
+// directed inter-node rank link has its own bandwidth while transmitting, and
+// those are the inter-node observations.  Without them, transfer time (end minus
+// last arrival) is turned into bus bandwidth (nccl-tests factors) and compared
+// with peers of the same class (same op and size for collectives; send/recv
+// pairs; intra- vs inter-node kept apart).
 // Inter-node slowness is localized by which explanation predicts exactly the
 // slow observations: one node's NIC (every path through it is slow) or one
 // node pair (only paths joining both ends are slow).
@@ -31,6 +34,7 @@ struct Observation {
   uint64_t count = 0;
   double p2p_bytes = 0;  // send/recv: bytes over `count` transfers; 0 for collectives
   bool slow = false;
+  bool plugin = false;  // from the profiler plugin's per-peer counters
 };
 
 std::string size_text(int log2) {
@@ -60,12 +64,48 @@ void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns
 
 }  // namespace
 
+bool send_recv_pairs_timed(const Context& ctx) {
+  for (const auto& p : ctx.groups.p2p()) {
+    if (p.count >= kMinTransfers && !p.busbw.empty() && p.src >= 0 && p.dst >= 0 &&
+        p.bytes / static_cast<double>(p.count) >= static_cast<double>(ctx.th.slow_link_min_bytes))
+      return true;
+  }
+  return false;
+}
+
 void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   const TraceSet& set = ctx.set;
   std::vector<Observation> obs;
+  // NCCL's own per-peer view (profiler plugin): one observation per directed rank
+  // link, its bandwidth while transmitting.  Where it saw the network, it replaces
+  // what op timing can only guess at (a ring's ops all end together, and grouped
+  // ops share one device interval).
+  bool plugin_inter = false;
+  if (ctx.links != nullptr) {
+    for (const RankLink& l : ctx.links->rank_links) {
+      if (l.gbps <= 0 || l.ops < kMinTransfers ||
+          l.bytes / static_cast<double>(l.ops) < static_cast<double>(ctx.th.slow_link_min_bytes))
+        continue;
+      Observation o;
+      o.what = "rank " + std::to_string(l.src) + " -> " + std::to_string(l.dst) + " (" +
+               set.nodes[static_cast<size_t>(l.src_node)] + " -> " +
+               set.nodes[static_cast<size_t>(l.dst_node)] + ")";
+      o.nodes = {l.src_node, l.dst_node};
+      o.ranks = {l.src, l.dst};
+      o.intra = l.src_node == l.dst_node;
+      o.busbw = l.gbps;
+      o.transfer_s = l.net_s;
+      o.count = l.ops;
+      o.p2p_bytes = static_cast<double>(l.bytes);
+      o.plugin = true;
+      plugin_inter = plugin_inter || !o.intra;
+      obs.push_back(std::move(o));
+    }
+  }
   for (const auto& l : ctx.groups.comm_links()) {
     if (l.count < kMinTransfers || (1ull << l.size_log2) < ctx.th.slow_link_min_bytes) continue;
     const CommInfo& c = set.comms[static_cast<size_t>(l.comm)];
+    if (plugin_inter && !c.intra_node) continue;
     Observation o;
     o.what = std::string(trace::op_kind_name(static_cast<trace::OpKind>(l.op))) + " of ~" +
              size_text(l.size_log2) + " on " + c.label;
@@ -78,7 +118,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     o.count = l.count;
     obs.push_back(std::move(o));
   }
-  const size_t first_p2p = obs.size();
+  const size_t first_p2p = obs.size();  // plugin and collective observations come first
   // Send/recv, one observation per rank pair: a pair is as fast as its faster direction, so
   // that a link is called slow only when both directions are (one-way timing effects, such
   // as a receiver that posts late in one direction of a pipeline, are not the link).
@@ -89,6 +129,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       continue;
     const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
     const RankInfo& b = set.ranks[static_cast<size_t>(p.dst)];
+    if (plugin_inter && a.node_index != b.node_index) continue;
     const auto key = std::minmax(p.src, p.dst);
     const bool seen = pairs.count(key) != 0;
     Observation& o = pairs[key];
@@ -108,9 +149,10 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   std::map<std::string, std::vector<Observation*>> classes;
   for (size_t i = 0; i < obs.size(); ++i) {
     Observation& o = obs[i];
-    std::string key = (i < first_p2p ? o.what.substr(0, o.what.find(" on ")) + "/" +
-                                           std::to_string(o.ranks.size())
-                                     : std::string("p2p")) +
+    std::string key = (o.plugin        ? std::string("net")
+                       : i < first_p2p ? o.what.substr(0, o.what.find(" on ")) + "/" +
+                                             std::to_string(o.ranks.size())
+                                       : std::string("p2p")) +
                       (o.intra ? "/intra" : "/inter");
     classes[key].push_back(&o);
   }
@@ -129,6 +171,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     int a = -1, b = -1;  // b < 0: NIC of a
     int slow = 0, errors = 0;
     double cost = 0, slow_bw = 0, ref = 0;
+    bool plugin = false;  // observed by NCCL's profiler plugin
     std::vector<std::string> examples;
     std::set<int64_t> ranks;
   };
@@ -163,7 +206,11 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
           continue;
         }
         ++c.slow;
-        c.cost += o->transfer_s * (1 - o->busbw / ref);
+        // A ring's (or an alltoall's) links transmit at the same time: what the slow
+        // ones cost the job is the slowest one's excess, not their sum.
+        const double excess = o->transfer_s * (1 - o->busbw / ref);
+        c.cost = o->plugin ? std::max(c.cost, excess) : c.cost + excess;
+        c.plugin = c.plugin || o->plugin;
         c.slow_bw += o->busbw;
         c.ref += ref;
         if (c.examples.size() < 2)
@@ -207,19 +254,22 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     std::string ex;
     for (const auto& e : pick->examples) ex += (ex.empty() ? "" : "; ") + e;
     const double pct = 100 * pick->slow_bw / pick->ref;
+    const std::string measure =
+        pick->plugin ? "the bandwidth NCCL's network proxy measured on" : "the bus bandwidth of";
     if (pick->b < 0) {
       f.subkind = "nic";
       f.nodes = {na};
       f.evidence = "Every inter-node path through " + na + " is slow (" +
-                   std::to_string(pick->slow) + " observations at " + fmt("%.0f", pct) +
-                   "% of the bus bandwidth of comparable paths between other nodes): " + na +
+                   std::to_string(pick->slow) + " observations at " + fmt("%.0f", pct) + "% of " +
+                   measure + " comparable paths between other nodes): " + na +
                    "'s network interface. " + ex + ".";
     } else {
       const std::string nb = set.nodes[static_cast<size_t>(pick->b)];
       f.subkind = "node_pair";
       f.nodes = {na, nb};
       f.evidence = "Transfers between " + na + " and " + nb + " run at " + fmt("%.0f", pct) +
-                   "% of the bus bandwidth of comparable paths while both nodes are normal with "
+                   "% of " + measure +
+                   " comparable paths while both nodes are normal with "
                    "other nodes: the path between them. " +
                    ex + "." +
                    (ambiguous ? " (A NIC problem on one end cannot be excluded: each end was "

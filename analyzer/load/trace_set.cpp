@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_validate.h"
@@ -35,6 +36,39 @@ bool notable(const trace::EventRecord& e) {
 }
 
 // Reads the first `window` ops of the file and keeps the end times of completed collectives.
+// /links summed per (comm, peer, channel, direction) over all windows.
+Status read_links(const trace::TraceReader& reader, int64_t world_size,
+                  std::vector<trace::LinkRecord>& out) {
+  auto rows = reader.links();
+  if (!rows.ok()) return rows.status();
+  std::map<std::tuple<uint64_t, int32_t, int32_t, int32_t, uint8_t, uint8_t>, size_t> where;
+  for (const trace::LinkRecord& l : rows.value()) {
+    if (Status v = trace::validate_link(l, world_size); !v.ok())
+      return Status::error(reader.path() + ": " + v.message());
+    auto [it, fresh] = where.emplace(
+        std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send), out.size());
+    if (fresh) {
+      out.push_back(l);
+      continue;
+    }
+    trace::LinkRecord& t = out[it->second];
+    t.t_ns = std::max(t.t_ns, l.t_ns);
+    t.n_nodes = std::max(t.n_nodes, l.n_nodes);
+    t.ops += l.ops;
+    t.steps += l.steps;
+    t.bytes += l.bytes;
+    // Each row is range-checked, their sum is not: saturate instead of overflowing.
+    auto add = [](int64_t& a, int64_t b) {
+      a = b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
+    };
+    add(t.active_ns, l.active_ns);
+    add(t.net_ns, l.net_ns);
+    add(t.peer_wait_ns, l.peer_wait_ns);
+    add(t.gpu_wait_ns, l.gpu_wait_ns);
+  }
+  return {};
+}
+
 Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
                           std::vector<ClockSample>& out) {
   // One read: every read costs a chunk decompression, and clock offsets are
@@ -268,6 +302,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     } else {
       fail(smp.status());
     }
+    if (Status s = read_links(reader, set.world_size, ri.links); !s.ok()) fail(s);
     if (Status s =
             read_clock_samples(reader, ri.op_count, options.clock_sample_window, ri.clock_samples);
         !s.ok()) {

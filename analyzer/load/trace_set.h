@@ -46,6 +46,9 @@ struct RankInfo {
   std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
   std::vector<ClockSample> clock_samples;
   GpuSummary gpu;
+  // /links summed over its flush windows: one row per (NCCL comm, peer, channel,
+  // direction); t_ns is the last window's.  Empty without profiler plugin events.
+  std::vector<trace::LinkRecord> links;
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
   bool shutdown = false;                           // a clean end of tracing was recorded
   int64_t last_signal = 0;

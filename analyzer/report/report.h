@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clock/clock_align.h"
+#include "match/link_matrix.h"
 
 namespace ringside::analysis {
 
@@ -74,6 +75,7 @@ struct Report {
   std::vector<Finding> findings;    // ranked by impact (hangs first, then time cost)
   WhatIf what_if;
   ClockAlignment clock;
+  LinkSummary links;
   std::vector<std::string> warnings;
   std::vector<int64_t> missing_ranks;
   bool simulated = false;

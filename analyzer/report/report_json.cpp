@@ -1,5 +1,6 @@
 #include "report/report_json.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ringside::analysis {
@@ -9,6 +10,74 @@ std::string hex(uint64_t id) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
   return buf;
+}
+
+std::string node_name(const Report& r, int i) {
+  return i >= 0 && static_cast<size_t>(i) < r.nodes.size() ? r.nodes[static_cast<size_t>(i)] : "";
+}
+
+nlohmann::json share_json(double v) {
+  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+nlohmann::json rank_link_json(const Report& r, const RankLink& l) {
+  return {{"src", l.src},
+          {"dst", l.dst},
+          {"src_node", node_name(r, l.src_node)},
+          {"dst_node", node_name(r, l.dst_node)},
+          {"gbps", l.gbps},
+          {"bytes", l.bytes},
+          {"ops", l.ops},
+          {"net_s", l.net_s},
+          {"peer_wait", share_json(l.peer_wait)},
+          {"gpu_wait", share_json(l.gpu_wait)},
+          {"recv_wait", share_json(l.recv_wait)}};
+}
+
+// At most this many rank links are listed (the slowest); node links and the
+// per-communicator summaries are always complete.
+constexpr size_t kMaxRankLinks = 1024;
+
+nlohmann::json links_json(const Report& r) {
+  const LinkMatrix& m = r.links.matrix;
+  nlohmann::json j;
+  j["source"] = r.links.source;
+  j["node_links"] = nlohmann::json::array();
+  for (const NodeLink& n : m.node_links) {
+    j["node_links"].push_back({{"src", node_name(r, n.src_node)},
+                               {"dst", node_name(r, n.dst_node)},
+                               {"links", n.links},
+                               {"bytes", n.bytes},
+                               {"gbps", n.gbps},
+                               {"min_gbps", n.min_gbps},
+                               {"peer_wait", share_json(n.peer_wait)}});
+  }
+  std::vector<const RankLink*> order;
+  for (const RankLink& l : m.rank_links) order.push_back(&l);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const RankLink* a, const RankLink* b) { return a->gbps < b->gbps; });
+  if (order.size() > kMaxRankLinks) order.resize(kMaxRankLinks);
+  j["rank_links"] = nlohmann::json::array();
+  for (const RankLink* l : order) j["rank_links"].push_back(rank_link_json(r, *l));
+  j["rank_links_total"] = m.rank_links.size();
+  j["per_comm"] = nlohmann::json::array();
+  for (const CommLinks& c : m.per_comm) {
+    std::vector<double> bw;
+    uint64_t bytes = 0;
+    for (const RankLink& l : c.links) {
+      bytes += l.bytes;
+      if (l.gbps > 0) bw.push_back(l.gbps);
+    }
+    std::sort(bw.begin(), bw.end());
+    j["per_comm"].push_back({{"comm", hex(c.id)},
+                             {"comm_label", c.label},
+                             {"links", c.links.size()},
+                             {"bytes", bytes},
+                             {"median_gbps", bw.empty() ? 0.0 : bw[bw.size() / 2]},
+                             {"min_gbps", bw.empty() ? 0.0 : bw.front()}});
+  }
+  j["unplaced_comms"] = m.unplaced_comms;
+  return j;
 }
 
 }  // namespace
@@ -77,6 +146,7 @@ nlohmann::json report_to_json(const Report& r) {
   clock["reference_node"] = r.clock.reference_node;
   clock["unaligned_nodes"] = r.clock.unaligned_nodes;
   j["clock"] = clock;
+  j["links"] = links_json(r);
   j["missing_ranks"] = r.missing_ranks;
   j["warnings"] = r.warnings;
   j["simulated"] = r.simulated;

@@ -2,6 +2,7 @@
 #include "report/format.h"
 #include "ringside/safe_text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -33,6 +34,35 @@ void render_consequences(const Finding& f, std::ostream& out) {
   }
   if (f.consequences.size() > kShown)
     out << "     - ... and " << f.consequences.size() - kShown << " more ops (see --json)\n";
+}
+
+// One line on what was seen of the links, and how: never "fine" when unseen.
+void render_links(const Report& r, std::ostream& out) {
+  const LinkMatrix& m = r.links.matrix;
+  if (r.links.source == "none") {
+    out << "links: not observed: no NCCL profiler plugin events (`ringside run --links`, NCCL >= "
+           "2.23) and no send/recv pairs to time\n";
+    return;
+  }
+  if (r.links.source == "send_recv") {
+    out << "links: timed from send/recv pairs only (no NCCL profiler plugin events; "
+           "`ringside run --links` gives every inter-node link)\n";
+    return;
+  }
+  std::vector<const NodeLink*> order;
+  for (const NodeLink& n : m.node_links) order.push_back(&n);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const NodeLink* a, const NodeLink* b) { return a->gbps < b->gbps; });
+  constexpr size_t kShown = 6;
+  out << "links: " << m.rank_links.size() << " rank link" << (m.rank_links.size() == 1 ? "" : "s")
+      << " from NCCL's profiler plugin; node to node, GB/s while transmitting (slowest first):";
+  for (size_t i = 0; i < order.size() && i < kShown; ++i) {
+    const NodeLink& n = *order[i];
+    out << (i ? ", " : " ") << r.nodes[static_cast<size_t>(n.src_node)] << "->"
+        << r.nodes[static_cast<size_t>(n.dst_node)] << " " << fmt("%.2f", n.gbps);
+  }
+  if (order.size() > kShown) out << ", ... (" << order.size() << " in --json)";
+  out << "\n";
 }
 
 }  // namespace
@@ -75,8 +105,12 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
     out << ")";
   }
   out << "\n";
-  if (r.findings.empty())
-    out << "no findings: collectives, links and GPUs look consistent across ranks.\n";
+  if (r.findings.empty()) {
+    out << (r.links.source == "none"
+                ? "no findings: collectives and GPUs look consistent across ranks (links were not "
+                  "observed).\n"
+                : "no findings: collectives, links and GPUs look consistent across ranks.\n");
+  }
   for (size_t i = 0; i < r.findings.size() && i < max_findings; ++i)
     render_finding(r.findings[i], i + 1, out);
   if (r.findings.size() > max_findings) {
@@ -89,6 +123,7 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
         << fmt("%.0f", 100 * top.saved_s / (r.what_if.actual_s - r.what_if.ideal_s))
         << "% of the loss is due to " << top.cause << "\n";
   }
+  render_links(r, out);
   if (r.clock.aligned && r.clock.max_abs_offset_ms >= 0.1) {
     out << "clocks: node offsets up to " << fmt("%.1f", r.clock.max_abs_offset_ms)
         << " ms, corrected\n";

@@ -29,6 +29,9 @@ Status validate_meta(const TraceMeta& m, const std::string& path);
 Status validate_op(const OpRecord& op);
 // One comm table row of a job of `world_size` ranks.
 Status validate_comm(const CommRecord& c, int64_t world_size);
+// One /links row of a job of `world_size` ranks: comm rank, peer and size in
+// range, counters that cannot be negative are not.
+Status validate_link(const LinkRecord& l, int64_t world_size);
 // A time field of /events, /samples or /stats.
 bool plausible_time(int64_t t_ns);
 

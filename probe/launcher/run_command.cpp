@@ -33,7 +33,7 @@ struct RunOptions {
   bool no_device_timing = false;
   bool no_xid = false;
   bool dump_config = false;
-  bool links = false;
+  bool links = true;
   std::string probe_path;
   std::vector<std::string> command;
 };
@@ -129,9 +129,10 @@ void add_run_command(CLI::App& app) {
                     "Do not record CUDA events around ops (RINGSIDE_DEVICE_TIMING=0)");
   run_cmd->add_flag("--no-xid", opts->no_xid,
                     "Do not record NVML XID events (RINGSIDE_XID_EVENTS=0)");
-  run_cmd->add_flag("--links", opts->links,
-                    "Per-peer network transfer timing through NCCL's profiler plugin interface "
-                    "(sets NCCL_PROFILER_PLUGIN to the probe unless already set; NCCL >= 2.23)");
+  run_cmd->add_flag("--links,!--no-links", opts->links,
+                    "Per-peer network transfer timing through NCCL's profiler plugin interface, "
+                    "on by default: sets NCCL_PROFILER_PLUGIN to the probe unless already set "
+                    "(NCCL >= 2.23; --no-links leaves NCCL_PROFILER_PLUGIN alone)");
   run_cmd->add_flag("--dump-config", opts->dump_config,
                     "Print the probe's effective configuration at start (RINGSIDE_DUMP_CONFIG=1)");
   run_cmd

@@ -393,10 +393,10 @@ TEST(RingsideRun, SetsThePreloadAndTheVariables) {
   EXPECT_NE(missing.err.find("/no/such/program"), std::string::npos) << missing.err;
 }
 
-TEST(RingsideRun, LinksMakeTheProbeNcclsProfilerPluginUnlessTheUserChoseOne) {
+TEST(RingsideRun, TheProbeIsNcclsProfilerPluginUnlessTheUserChoseOneOrSaidNoLinks) {
   RINGSIDE_REQUIRE_FILE(Paths::ringside());
   const std::vector<std::string> show{"--", "sh", "-c", "echo plugin=$NCCL_PROFILER_PLUGIN"};
-  std::vector<std::string> argv{Paths::ringside(), "run", "--links"};
+  std::vector<std::string> argv{Paths::ringside(), "run"};
   argv.insert(argv.end(), show.begin(), show.end());
   const Exit on = run(argv, {});
   ASSERT_EQ(on.status, 0) << on.err;
@@ -407,10 +407,10 @@ TEST(RingsideRun, LinksMakeTheProbeNcclsProfilerPluginUnlessTheUserChoseOne) {
   EXPECT_NE(kept.out.find("plugin=inspector"), std::string::npos) << kept.out;
   EXPECT_NE(kept.err.find("NCCL_PROFILER_PLUGIN is already inspector"), std::string::npos)
       << kept.err;
-  std::vector<std::string> plain{Paths::ringside(), "run"};
+  std::vector<std::string> plain{Paths::ringside(), "run", "--no-links"};
   plain.insert(plain.end(), show.begin(), show.end());
   const Exit off = run(plain, {});
-  EXPECT_NE(off.out.find("plugin=\n"), std::string::npos) << "not set without --links";
+  EXPECT_NE(off.out.find("plugin=\n"), std::string::npos) << "not set with --no-links";
 }
 
 }  // namespace

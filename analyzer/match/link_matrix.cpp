@@ -1,0 +1,192 @@
+#include "match/link_matrix.h"
+
+#include "load/trace_set.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ringside::analysis {
+namespace {
+
+// NCCL's commHash is not the probe's comm id: a communicator of the plugin is the
+// traced one that has every rank reporting it at the position it reports.
+struct Holder {
+  int64_t rank;
+  int32_t comm_rank;
+  int32_t nranks;
+};
+
+// The traced communicator holding all `holders` where they say, or -1 when none
+// does or several that disagree on some member do.
+int place(const TraceSet& set, const std::vector<Holder>& holders,
+          const std::vector<std::vector<int>>& comms_of_rank) {
+  int found = -1;
+  const Holder& h0 = holders.front();
+  for (int ci : comms_of_rank[static_cast<size_t>(h0.rank)]) {
+    const CommInfo& c = set.comms[static_cast<size_t>(ci)];
+    if (c.nranks != h0.nranks) continue;
+    const bool fits = std::all_of(holders.begin(), holders.end(), [&](const Holder& h) {
+      return h.nranks == c.nranks && static_cast<size_t>(h.comm_rank) < c.members.size() &&
+             c.members[static_cast<size_t>(h.comm_rank)] == h.rank;
+    });
+    if (!fits) continue;
+    if (found >= 0 && set.comms[static_cast<size_t>(found)].members != c.members) return -1;
+    if (found < 0) found = ci;
+  }
+  return found;
+}
+
+struct Sums {
+  std::map<uint8_t, std::pair<uint64_t, int64_t>> channel;  // send: bytes, net_ns
+  uint64_t ops = 0, bytes = 0;
+  int64_t send_active = 0, peer_wait = 0, gpu_wait = 0;
+  int64_t recv_active = 0, recv_net = 0;
+};
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : -1;
+}
+
+RankLink finish(const TraceSet& set, int64_t src, int64_t dst, const Sums& s) {
+  RankLink l;
+  l.src = src;
+  l.dst = dst;
+  l.src_node = set.ranks[static_cast<size_t>(src)].node_index;
+  l.dst_node = set.ranks[static_cast<size_t>(dst)].node_index;
+  l.ops = s.ops;
+  l.bytes = s.bytes;
+  for (const auto& [ch, bn] : s.channel) {
+    if (bn.second > 0) l.gbps += static_cast<double>(bn.first) / static_cast<double>(bn.second);
+  }
+  l.net_s = l.gbps > 0 ? static_cast<double>(l.bytes) / l.gbps / 1e9 : 0;
+  l.peer_wait = share(s.peer_wait, s.send_active);
+  l.gpu_wait = share(s.gpu_wait, s.send_active);
+  l.recv_wait = share(s.recv_net, s.recv_active);
+  return l;
+}
+
+}  // namespace
+
+LinkMatrix build_link_matrix(const TraceSet& set) {
+  LinkMatrix m;
+  std::map<uint64_t, std::vector<Holder>> holders;
+  for (const RankInfo& ri : set.ranks) {
+    if (!ri.has_file || !ri.read_error.empty()) continue;
+    std::set<uint64_t> seen;
+    for (const trace::LinkRecord& l : ri.links) {
+      if (seen.insert(l.comm_hash).second)
+        holders[l.comm_hash].push_back({ri.rank, l.rank, l.nranks});
+    }
+  }
+  if (holders.empty()) return m;
+  std::vector<std::vector<int>> comms_of_rank(set.ranks.size());
+  for (const CommInfo& c : set.comms) {
+    for (int64_t g : c.members) {
+      if (g >= 0 && static_cast<size_t>(g) < comms_of_rank.size())
+        comms_of_rank[static_cast<size_t>(g)].push_back(c.index);
+    }
+  }
+  std::map<uint64_t, int> placed;
+  for (const auto& [hash, hs] : holders) {
+    const int ci = place(set, hs, comms_of_rank);
+    if (ci < 0) {
+      ++m.unplaced_comms;
+      continue;
+    }
+    placed[hash] = ci;
+  }
+  // (comm, src, dst) -> sums; a send row is the sender's view, a recv row the receiver's.
+  std::map<std::tuple<int, int64_t, int64_t>, Sums> sums;
+  for (const RankInfo& ri : set.ranks) {
+    if (!ri.has_file || !ri.read_error.empty()) continue;
+    for (const trace::LinkRecord& l : ri.links) {
+      auto it = placed.find(l.comm_hash);
+      if (it == placed.end()) continue;
+      const CommInfo& c = set.comms[static_cast<size_t>(it->second)];
+      const int64_t peer = c.members[static_cast<size_t>(l.peer)];
+      if (peer < 0 || static_cast<size_t>(peer) >= set.ranks.size()) continue;
+      const int64_t src = l.is_send ? ri.rank : peer;
+      const int64_t dst = l.is_send ? peer : ri.rank;
+      Sums& s = sums[{it->second, src, dst}];
+      if (l.is_send) {
+        auto& ch = s.channel[l.channel];
+        ch.first += l.bytes;
+        ch.second += l.net_ns;
+        s.ops = std::max(s.ops, l.ops);
+        s.bytes += l.bytes;
+        s.send_active += l.active_ns;
+        s.peer_wait += l.peer_wait_ns;
+        s.gpu_wait += l.gpu_wait_ns;
+      } else {
+        s.recv_active += l.active_ns;
+        s.recv_net += l.net_ns;
+      }
+    }
+  }
+  // Per communicator, then pooled over communicators: bytes over time transmitting.
+  std::map<std::pair<int64_t, int64_t>, std::pair<RankLink, Sums>> pooled;
+  std::map<int, size_t> comm_pos;
+  for (const auto& [key, s] : sums) {
+    const auto [ci, src, dst] = key;
+    const RankLink l = finish(set, src, dst, s);
+    auto [pos, fresh] = comm_pos.emplace(ci, m.per_comm.size());
+    if (fresh) {
+      const CommInfo& c = set.comms[static_cast<size_t>(ci)];
+      m.per_comm.push_back({ci, c.id, c.label, {}});
+    }
+    m.per_comm[pos->second].links.push_back(l);
+    auto& [pl, ps] = pooled[{src, dst}];
+    pl.ops += l.ops;
+    pl.bytes += l.bytes;
+    pl.net_s += l.net_s;
+    ps.send_active += s.send_active;
+    ps.peer_wait += s.peer_wait;
+    ps.gpu_wait += s.gpu_wait;
+    ps.recv_active += s.recv_active;
+    ps.recv_net += s.recv_net;
+  }
+  for (auto& [key, v] : pooled) {
+    auto& [l, s] = v;
+    l.src = key.first;
+    l.dst = key.second;
+    l.src_node = set.ranks[static_cast<size_t>(l.src)].node_index;
+    l.dst_node = set.ranks[static_cast<size_t>(l.dst)].node_index;
+    l.gbps = l.net_s > 0 ? static_cast<double>(l.bytes) / (l.net_s * 1e9) : 0;
+    l.peer_wait = share(s.peer_wait, s.send_active);
+    l.gpu_wait = share(s.gpu_wait, s.send_active);
+    l.recv_wait = share(s.recv_net, s.recv_active);
+    m.rank_links.push_back(l);
+  }
+  // Node to node: the median of the rank links between them.
+  std::map<std::pair<int, int>, std::vector<const RankLink*>> by_nodes;
+  for (const RankLink& l : m.rank_links) {
+    if (l.gbps > 0) by_nodes[{l.src_node, l.dst_node}].push_back(&l);
+  }
+  for (const auto& [key, ls] : by_nodes) {
+    NodeLink n;
+    n.src_node = key.first;
+    n.dst_node = key.second;
+    n.links = static_cast<int>(ls.size());
+    std::vector<double> bw;
+    double wait = 0;
+    int waits = 0;
+    for (const RankLink* l : ls) {
+      n.bytes += l->bytes;
+      bw.push_back(l->gbps);
+      if (l->peer_wait >= 0) {
+        wait += l->peer_wait;
+        ++waits;
+      }
+    }
+    std::sort(bw.begin(), bw.end());
+    n.gbps = bw[bw.size() / 2];
+    n.min_gbps = bw.front();
+    n.peer_wait = waits > 0 ? wait / waits : -1;
+    m.node_links.push_back(n);
+  }
+  return m;
+}
+
+}  // namespace ringside::analysis
