@@ -10,6 +10,13 @@ void LinkCounters::add(const LinkCounters& o) {
   net_ns += o.net_ns;
   peer_wait_ns += o.peer_wait_ns;
   gpu_wait_ns += o.gpu_wait_ns;
+  offer_step(o.best_step_bytes, o.best_step_ns);
+}
+
+void LinkCounters::offer_step(uint64_t step_bytes, int64_t step_ns) {
+  if (!trace::faster_step(step_bytes, step_ns, best_step_bytes, best_step_ns)) return;
+  best_step_bytes = step_bytes;
+  best_step_ns = step_ns;
 }
 
 void PluginComm::merge(int32_t peer, uint8_t channel, bool is_send, const LinkCounters& c) {
@@ -42,6 +49,8 @@ void PluginComm::drain(int64_t t_ns, std::vector<trace::LinkRecord>& out) {
     r.net_ns = c.net_ns;
     r.peer_wait_ns = c.peer_wait_ns;
     r.gpu_wait_ns = c.gpu_wait_ns;
+    r.best_step_bytes = c.best_step_bytes;
+    r.best_step_ns = c.best_step_ns;
     out.push_back(r);
   }
 }

@@ -25,6 +25,10 @@ struct LinkCounters {
   int64_t net_ns = 0;        // send: SendWait (the network transmitting); recv: RecvWait
   int64_t peer_wait_ns = 0;  // send: waiting for the receiver's credit
   int64_t gpu_wait_ns = 0;   // send: for the GPU to fill; recv: flush and GPU consuming
+  // send: the fastest step (bytes over its SendWait time) of at least 64 KiB
+  uint64_t best_step_bytes = 0;
+  int64_t best_step_ns = 0;
+  void offer_step(uint64_t step_bytes, int64_t step_ns);
   void add(const LinkCounters& o);
 };
 

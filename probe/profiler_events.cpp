@@ -19,6 +19,7 @@ struct StepHandle {
   int64_t start_ns = 0, state_ns = 0;
   int state = 0;  // the State in progress; 0 before the first
   uint64_t bytes = 0;
+  int64_t send_ns = 0;  // time in SendWait
 };
 
 // NCCL keeps at most 8 steps of a proxy op in flight and reuses a step's slot
@@ -79,6 +80,9 @@ void close_state(StepHandle& s, int64_t now) {
       c.peer_wait_ns += d;
       break;
     case kStepSendWait:
+      s.send_ns += d;
+      c.net_ns += d;
+      break;
     case kStepRecvWait:
       c.net_ns += d;
       break;
@@ -144,6 +148,7 @@ void stop(void* handle, Clock clock) {
     ++c.steps;
     c.bytes += s->bytes;
     c.active_ns += now - s->start_ns;
+    if (s->op->is_send) c.offer_step(s->bytes, s->send_ns);
     return;
   }
   auto* h = static_cast<OpHandle*>(handle);

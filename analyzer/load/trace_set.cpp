@@ -65,6 +65,10 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
     add(t.net_ns, l.net_ns);
     add(t.peer_wait_ns, l.peer_wait_ns);
     add(t.gpu_wait_ns, l.gpu_wait_ns);
+    if (trace::faster_step(l.best_step_bytes, l.best_step_ns, t.best_step_bytes, t.best_step_ns)) {
+      t.best_step_bytes = l.best_step_bytes;
+      t.best_step_ns = l.best_step_ns;
+    }
   }
   return {};
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "ringside/bandwidth.h"
 #include "ringside/trace_validate.h"
@@ -68,6 +69,34 @@ const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
   return seq < g.size() ? &g[seq] : nullptr;
 }
 
+namespace {
+
+// Ops issued in one ncclGroupStart/End on one stream finish together.  True for
+// each op whose group (per-thread group number and stream) also holds a
+// collective or a send/recv with another peer.
+std::vector<bool> mixed_groups(const std::vector<OpRecord>& ops) {
+  struct Group {
+    int32_t peer = -2;  // the one p2p peer seen so far; -2: none yet
+    bool mixed = false;
+  };
+  std::unordered_map<uint64_t, Group> groups;
+  auto key = [](const OpRecord& op) { return op.stream * 0x9e3779b97f4a7c15ull ^ op.group_id; };
+  for (const OpRecord& op : ops) {
+    if (op.group_id == 0) continue;
+    Group& g = groups[key(op)];
+    const int32_t peer = trace::is_p2p(static_cast<OpKind>(op.op)) ? op.peer : -1;
+    if (g.peer != -2 && (g.peer != peer || peer == -1)) g.mixed = true;
+    g.peer = peer;
+  }
+  std::vector<bool> out(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].group_id != 0) out[i] = groups[key(ops[i])].mixed;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   // One rank's ops are held while it is matched: attributing its time needs all of
@@ -102,9 +131,13 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
   if (!st.ok()) return st;
   records_ += all.size();
   const OwnCompute own(rank, all);
+  const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
     const auto& before = own.before(i);
-    add_op(rank, prog, all[i], before ? &*before : nullptr, own.contended(i),
+    // A send/recv grouped with ops to other peers ends when its whole group does:
+    // its time is not its link's.
+    const bool shares_end = mixed[i] && trace::is_p2p(static_cast<OpKind>(all[i].op));
+    add_op(rank, prog, all[i], before ? &*before : nullptr, own.contended(i) || shares_end,
            own.started_another(i), false);
   }
   // Ops outstanding at the last flush that /ops does not hold yet.

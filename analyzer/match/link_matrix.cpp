@@ -39,7 +39,13 @@ int place(const TraceSet& set, const std::vector<Holder>& holders,
 }
 
 struct Sums {
-  std::map<uint8_t, std::pair<uint64_t, int64_t>> channel;  // send: bytes, net_ns
+  struct Channel {
+    uint64_t bytes = 0;
+    int64_t net_ns = 0;
+    uint64_t best_bytes = 0;
+    int64_t best_ns = 0;
+  };
+  std::map<uint8_t, Channel> channel;  // the sender's rows
   uint64_t ops = 0, bytes = 0;
   int64_t send_active = 0, peer_wait = 0, gpu_wait = 0;
   int64_t recv_active = 0, recv_net = 0;
@@ -57,9 +63,15 @@ RankLink finish(const TraceSet& set, int64_t src, int64_t dst, const Sums& s) {
   l.dst_node = set.ranks[static_cast<size_t>(dst)].node_index;
   l.ops = s.ops;
   l.bytes = s.bytes;
-  for (const auto& [ch, bn] : s.channel) {
-    if (bn.second > 0) l.gbps += static_cast<double>(bn.first) / static_cast<double>(bn.second);
+  // Channels transmit in parallel: the link moves the sum of their rates.  Its best
+  // is its fastest channel step, times the channels sharing the link.
+  double best = 0;
+  for (const auto& [ch, c] : s.channel) {
+    if (c.net_ns > 0) l.gbps += static_cast<double>(c.bytes) / static_cast<double>(c.net_ns);
+    if (c.best_ns > 0)
+      best = std::max(best, static_cast<double>(c.best_bytes) / static_cast<double>(c.best_ns));
   }
+  l.best_gbps = best * static_cast<double>(s.channel.size());
   l.net_s = l.gbps > 0 ? static_cast<double>(l.bytes) / l.gbps / 1e9 : 0;
   l.peer_wait = share(s.peer_wait, s.send_active);
   l.gpu_wait = share(s.gpu_wait, s.send_active);
@@ -112,8 +124,12 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
       Sums& s = sums[{it->second, src, dst}];
       if (l.is_send) {
         auto& ch = s.channel[l.channel];
-        ch.first += l.bytes;
-        ch.second += l.net_ns;
+        ch.bytes += l.bytes;
+        ch.net_ns += l.net_ns;
+        if (trace::faster_step(l.best_step_bytes, l.best_step_ns, ch.best_bytes, ch.best_ns)) {
+          ch.best_bytes = l.best_step_bytes;
+          ch.best_ns = l.best_step_ns;
+        }
         s.ops = std::max(s.ops, l.ops);
         s.bytes += l.bytes;
         s.send_active += l.active_ns;
@@ -141,6 +157,7 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
     pl.ops += l.ops;
     pl.bytes += l.bytes;
     pl.net_s += l.net_s;
+    pl.best_gbps = std::max(pl.best_gbps, l.best_gbps);
     ps.send_active += s.send_active;
     ps.peer_wait += s.peer_wait;
     ps.gpu_wait += s.gpu_wait;
@@ -169,12 +186,13 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
     n.src_node = key.first;
     n.dst_node = key.second;
     n.links = static_cast<int>(ls.size());
-    std::vector<double> bw;
+    std::vector<double> bw, best;
     double wait = 0;
     int waits = 0;
     for (const RankLink* l : ls) {
       n.bytes += l->bytes;
       bw.push_back(l->gbps);
+      if (l->best_gbps > 0) best.push_back(l->best_gbps);
       if (l->peer_wait >= 0) {
         wait += l->peer_wait;
         ++waits;
@@ -183,6 +201,10 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
     std::sort(bw.begin(), bw.end());
     n.gbps = bw[bw.size() / 2];
     n.min_gbps = bw.front();
+    if (!best.empty()) {
+      std::sort(best.begin(), best.end());
+      n.best_gbps = best[best.size() / 2];
+    }
     n.peer_wait = waits > 0 ? wait / waits : -1;
     m.node_links.push_back(n);
   }

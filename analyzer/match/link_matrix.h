@@ -21,6 +21,10 @@ struct RankLink {
   uint64_t bytes = 0;  // sent
   double gbps = 0;     // bytes per ns while transmitting, summed over parallel channels; 0: unknown
   double net_s = 0;    // the sender's time transmitting (bytes / gbps)
+  // What its fastest steps (>= 64 KiB) reached, channels in parallel; 0: unknown.
+  // Waiting behind earlier steps or a busy host only ever adds time, so this is
+  // what the link can do, where gbps is what it did on average.
+  double best_gbps = 0;
   double peer_wait = -1;  // sender: share of step time waiting for the receiver's credit
   double gpu_wait = -1;   // sender: share of step time waiting for its GPU's data
   double recv_wait = -1;  // receiver: share of step time awaiting data (-1: no receiver rows)
@@ -39,6 +43,7 @@ struct NodeLink {
   uint64_t bytes = 0;
   double gbps = 0;        // median over its rank links
   double min_gbps = 0;    // the slowest of them
+  double best_gbps = 0;   // median of their best_gbps
   double peer_wait = -1;  // mean of its rank links' sender peer-wait shares
 };
 

@@ -26,6 +26,7 @@ nlohmann::json rank_link_json(const Report& r, const RankLink& l) {
           {"src_node", node_name(r, l.src_node)},
           {"dst_node", node_name(r, l.dst_node)},
           {"gbps", l.gbps},
+          {"best_gbps", l.best_gbps},
           {"bytes", l.bytes},
           {"ops", l.ops},
           {"net_s", l.net_s},
@@ -50,6 +51,7 @@ nlohmann::json links_json(const Report& r) {
                                {"bytes", n.bytes},
                                {"gbps", n.gbps},
                                {"min_gbps", n.min_gbps},
+                               {"best_gbps", n.best_gbps},
                                {"peer_wait", share_json(n.peer_wait)}});
   }
   std::vector<const RankLink*> order;

@@ -51,15 +51,18 @@ void render_links(const Report& r, std::ostream& out) {
   }
   std::vector<const NodeLink*> order;
   for (const NodeLink& n : m.node_links) order.push_back(&n);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const NodeLink* a, const NodeLink* b) { return a->gbps < b->gbps; });
+  std::stable_sort(order.begin(), order.end(), [](const NodeLink* a, const NodeLink* b) {
+    return a->best_gbps < b->best_gbps;
+  });
   constexpr size_t kShown = 6;
   out << "links: " << m.rank_links.size() << " rank link" << (m.rank_links.size() == 1 ? "" : "s")
-      << " from NCCL's profiler plugin; node to node, GB/s while transmitting (slowest first):";
+      << " from NCCL's profiler plugin; node to node, GB/s while transmitting, mean/fastest "
+         "steps (slowest first):";
   for (size_t i = 0; i < order.size() && i < kShown; ++i) {
     const NodeLink& n = *order[i];
     out << (i ? ", " : " ") << r.nodes[static_cast<size_t>(n.src_node)] << "->"
-        << r.nodes[static_cast<size_t>(n.dst_node)] << " " << fmt("%.2f", n.gbps);
+        << r.nodes[static_cast<size_t>(n.dst_node)] << " " << fmt("%.2f", n.gbps) << "/"
+        << fmt("%.2f", n.best_gbps);
   }
   if (order.size() > kShown) out << ", ... (" << order.size() << " in --json)";
   out << "\n";

@@ -97,22 +97,25 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
 
 // One row per (NCCL communicator, peer, channel, direction) that moved data
 // through NCCL's network proxy in one flush window (profiler plugin events).
-#define RINGSIDE_LINK_FIELDS(X)                                                               \
-  X(int64_t, t_ns, "ns", "end of the window (the flush time)")                                \
-  X(uint64_t, comm_hash, "", "NCCL's communicator hash (commId of the profiler init)")        \
-  X(int32_t, nranks, "", "communicator size")                                                 \
-  X(int32_t, rank, "", "this rank's rank within that communicator")                           \
-  X(int32_t, n_nodes, "", "nodes the communicator spans, as NCCL counts them")                \
-  X(int32_t, peer, "", "the peer's rank within that communicator")                            \
-  X(uint8_t, channel, "", "NCCL channel")                                                     \
-  X(uint8_t, is_send, "", "1: this rank sent to the peer; 0: received from it")               \
-  X(uint64_t, ops, "", "proxy operations completed")                                          \
-  X(uint64_t, steps, "", "network transfers (proxy steps) completed")                         \
-  X(uint64_t, bytes, "bytes", "bytes those steps moved")                                      \
-  X(int64_t, active_ns, "ns", "sum over steps of start to stop")                              \
-  X(int64_t, net_ns, "ns", "send: in the network (isend to completion); recv: awaiting data") \
-  X(int64_t, peer_wait_ns, "ns", "send: waiting for the receiver's clear-to-send credit")     \
-  X(int64_t, gpu_wait_ns, "ns", "send: waiting for the GPU's data; recv: flush and GPU reading")
+#define RINGSIDE_LINK_FIELDS(X)                                                                  \
+  X(int64_t, t_ns, "ns", "end of the window (the flush time)")                                   \
+  X(uint64_t, comm_hash, "", "NCCL's communicator hash (commId of the profiler init)")           \
+  X(int32_t, nranks, "", "communicator size")                                                    \
+  X(int32_t, rank, "", "this rank's rank within that communicator")                              \
+  X(int32_t, n_nodes, "", "nodes the communicator spans, as NCCL counts them")                   \
+  X(int32_t, peer, "", "the peer's rank within that communicator")                               \
+  X(uint8_t, channel, "", "NCCL channel")                                                        \
+  X(uint8_t, is_send, "", "1: this rank sent to the peer; 0: received from it")                  \
+  X(uint64_t, ops, "", "proxy operations completed")                                             \
+  X(uint64_t, steps, "", "network transfers (proxy steps) completed")                            \
+  X(uint64_t, bytes, "bytes", "bytes those steps moved")                                         \
+  X(int64_t, active_ns, "ns", "sum over steps of start to stop")                                 \
+  X(int64_t, net_ns, "ns", "send: in the network (isend to completion); recv: awaiting data")    \
+  X(int64_t, peer_wait_ns, "ns", "send: waiting for the receiver's clear-to-send credit")        \
+  X(int64_t, gpu_wait_ns, "ns", "send: waiting for the GPU's data; recv: flush and GPU reading") \
+  X(uint64_t, best_step_bytes, "bytes",                                                          \
+    "send: the fastest step of >= 64 KiB: its bytes (0: none)")                                  \
+  X(int64_t, best_step_ns, "ns", "send: that step's time in the network (SendWait)")
 
 // File attributes. X(kind, name, description); kind is Int, Str, or OptStr: a
 // string added after version 1 was first written, read as "" when absent.
@@ -220,6 +223,16 @@ struct StatsRecord {
 struct LinkRecord {
   RINGSIDE_LINK_FIELDS(RINGSIDE_DECLARE_FIELD)
 };
+// /links: steps smaller than this are latency-bound and never a link's best step.
+inline constexpr uint64_t kBestStepMinBytes = 64 << 10;
+// True if a step that moved `bytes` in `ns` was faster than the best so far.
+inline bool faster_step(uint64_t bytes, int64_t ns, uint64_t best_bytes, int64_t best_ns) {
+  if (bytes < kBestStepMinBytes || ns <= 0) return false;
+  if (best_bytes == 0 || best_ns <= 0) return true;
+  return static_cast<double>(bytes) * static_cast<double>(best_ns) >
+         static_cast<double>(best_bytes) * static_cast<double>(ns);
+}
+
 struct PendingRecord {
   uint64_t flush_index;
   OpRecord op;

@@ -246,10 +246,24 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
   }
   std::stable_sort(marks.begin(), marks.end(),
                    [](const Mark& a, const Mark& b) { return a.t < b.t; });
+  // A send posted late (the thread woke late) still transmits for its whole
+  // time: a transfer never takes less than its link allows.
+  std::vector<int64_t> posted(channels_.size(), 0);
+  std::vector<int64_t> net_ns(channels_.size(), 0);
+  for (size_t i = 0; i < channels_.size(); ++i) {
+    const Transfer& t = transfers_[channels_[i].transfer];
+    const double window = t.coupled ? static_cast<double>(duration_ns)
+                                    : std::min<double>(t.link_s * 1e9, duration_ns);
+    net_ns[i] = static_cast<int64_t>(
+        std::min(window / channels_[i].n_steps, t.link_s * 1e9 / channels_[i].n_steps));
+  }
   for (const Mark& m : marks) {
-    sleep_until_ns(m.t);
     ChannelOp& c = channels_[m.channel];
+    const bool send = transfers_[c.transfer].is_send;
+    sleep_until_ns(m.what == 1 && send ? std::max(m.t, posted[m.channel] + net_ns[m.channel])
+                                       : m.t);
     if (m.what == 0) {
+      posted[m.channel] = clock_ns();
       profiler::record(comm_, c.step, kStepSendWait, step_bytes(c.bytes, c.n_steps, m.step));
     } else if (m.what == 1) {
       end_step(c, m.step);

@@ -2,7 +2,10 @@
 """End-to-end scenario: the example on the sim under the probe, then the analyzer.
 
 run_scenario.py --bin-dir B --sim-lib-dir L --work-dir W --ranks 8 --nodes 2
-                [--cluster FILE] [--timeout 20] --expect SPEC -- [train_example args]
+                [--cluster FILE] [--timeout 20] [--program P] --expect SPEC -- [program args]
+
+P: train_example (under `ringside run`), nccl_bench (its own --trace-dir) or
+nccl_bench_probe (nccl_bench under `ringside run`).
 
 SPEC is ';'-separated key=value: verdict=..., findings=0, kind=..., subkind=...,
 ranks=5 or ranks=4,5, nodes=node2 or nodes=node2,node3, comm=world, seq=22,
@@ -26,7 +29,8 @@ def main():
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--cluster", default="")
     p.add_argument("--timeout", default="60")
-    p.add_argument("--program", default="train_example", choices=("train_example", "nccl_bench"))
+    p.add_argument("--program", default="train_example",
+                   choices=("train_example", "nccl_bench", "nccl_bench_probe"))
     p.add_argument("args", nargs="*")
     o = p.parse_args()
     shutil.rmtree(o.work_dir, ignore_errors=True)
@@ -39,6 +43,10 @@ def main():
     if o.program == "nccl_bench":
         # nccl_bench writes its own traces (same format), no probe needed.
         cmd += ["--", os.path.join(o.bin_dir, "nccl_bench")] + o.args + ["--trace-dir", traces]
+    elif o.program == "nccl_bench_probe":
+        # As a user traces any NCCL program: under the probe (with NCCL's profiler plugin).
+        cmd += ["--", os.path.join(o.bin_dir, "ringside"), "run", "-o", traces, "--",
+                os.path.join(o.bin_dir, "nccl_bench")] + o.args
     else:
         cmd += ["--", os.path.join(o.bin_dir, "ringside"), "run", "-o", traces, "--",
                 os.path.join(o.bin_dir, "train_example")] + o.args

@@ -17,10 +17,34 @@ ringside_add_e2e_scenario(imbalance_stage RANKS 8 NODES 2 CLUSTER ${_s}/healthy.
 # Healthy pipeline: equal stages are not imbalance.
 ringside_add_e2e_scenario(healthy_pipeline RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=healthy;findings=0" ARGS --pp 2)
+# Slow links on a data-parallel job (one world communicator, rings): seen only
+# through NCCL's profiler plugin; exactly one finding, naming exactly the fault.
 ringside_add_e2e_scenario(slow_nic RANKS 8 NODES 4 CLUSTER ${_s}/slow_nic.json
-  EXPECT "verdict=degraded;kind=slow_link;subkind=nic;nodes=node3" ARGS --pp 4)
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=nic;nodes=node3")
 ringside_add_e2e_scenario(slow_pair RANKS 8 NODES 4 CLUSTER ${_s}/slow_pair.json
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=node_pair;nodes=node2,node3")
+ringside_add_e2e_scenario(healthy_4nodes RANKS 8 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
+  EXPECT "verdict=healthy;findings=0")
+# The same faults under a pipeline (send/recv between stages) and under benchmarks.
+ringside_add_e2e_scenario(slow_nic_pipeline RANKS 8 NODES 4 CLUSTER ${_s}/slow_nic.json
+  EXPECT "verdict=degraded;kind=slow_link;subkind=nic;nodes=node3" ARGS --pp 4)
+ringside_add_e2e_scenario(slow_pair_pipeline RANKS 8 NODES 4 CLUSTER ${_s}/slow_pair.json
   EXPECT "verdict=degraded;kind=slow_link;subkind=node_pair;nodes=node2,node3" ARGS --pp 4)
+ringside_add_e2e_scenario(slow_nic_bench_all_reduce RANKS 8 NODES 4 CLUSTER ${_s}/slow_nic.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=nic;nodes=node3"
+  ARGS all_reduce -b 1M -e 4M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(slow_pair_bench_alltoall RANKS 8 NODES 4 CLUSTER ${_s}/slow_pair.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=node_pair;nodes=node2,node3"
+  ARGS alltoall -b 4M -e 16M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(slow_pair_bench_sendrecv RANKS 8 NODES 4 CLUSTER ${_s}/slow_pair.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=node_pair;nodes=node2,node3"
+  ARGS sendrecv -b 1M -e 4M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(healthy_4nodes_bench_sendrecv RANKS 8 NODES 4
+  CLUSTER ${_s}/healthy_4nodes.json PROGRAM nccl_bench_probe
+  EXPECT "verdict=healthy;findings=0" ARGS sendrecv -b 1M -e 4M -f 2 -n 20 -w 2)
 ringside_add_e2e_scenario(stop RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=3;comm=world;seq=22" ARGS)
 ringside_add_e2e_scenario(stall RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
