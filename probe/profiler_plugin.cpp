@@ -21,6 +21,8 @@ pid_t self_pid() {
 NcclResult init_common(void** context, uint64_t comm_hash, int* mask, int n_nodes, int nranks,
                        int rank) {
   *context = nullptr;
+  // Loaded by NCCL without the preload (or before any hooked call): start here.
+  if (runtime() == nullptr) start_probe();
   if (runtime() == nullptr) {
     if (mask != nullptr) *mask = 0;
     return 0;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "process_group.h"
@@ -239,4 +240,95 @@ TEST(SimNcclLibrary, ExportsWeakAndStrongNamesAndFailsLoudlyWhereUnsupported) {
       dlsym(lib, "ncclCommWindowRegister"));
   EXPECT_EQ(window(nullptr, nullptr, 0, nullptr, 0), ncclInvalidUsage);
   dlclose(lib);
+}
+
+namespace {
+
+// Four ranks, two per node, an all-reduce ring 0->1->2->3->0 and intra-node
+// send/recv pairs (0,1), (2,3); every profiler call of each rank.
+std::vector<RankResult> profiled_run(const std::string& plugin) {
+  auto spec = worker(4, {"timing", std::to_string(2 << 20)}, 60);
+  spec.env["RINGSIM_CLUSTER"] =
+      write_temp("prof.json", R"({"gpus_per_node": 8, "nodes": ["node1", "node2"],
+                      "inter_node": {"bandwidth_gbps": 0.25, "latency_us": 10}})");
+  spec.env["NCCL_PROFILER_PLUGIN"] = plugin;
+  spec.rank_env = {{{"RINGSIM_NODE", "node1"}},
+                   {{"RINGSIM_NODE", "node1"}},
+                   {{"RINGSIM_NODE", "node2"}},
+                   {{"RINGSIM_NODE", "node2"}}};
+  auto results = run_ranks(spec);
+  std::remove(spec.env["RINGSIM_CLUSTER"].c_str());
+  return results;
+}
+
+std::vector<std::string> prof_lines(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("prof: ", 0) == 0) out.push_back(line.substr(6));
+  }
+  return out;
+}
+
+size_t count_prefix(const std::vector<std::string>& lines, const std::string& prefix) {
+  size_t n = 0;
+  for (const auto& l : lines) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+}  // namespace
+
+TEST(SimNcclProfiler, ProxyEventsCoverExactlyTheInterNodeRingNeighbours) {
+  auto results = profiled_run(RINGSIM_TEST_PROFILER);
+  ASSERT_EQ(results.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const RankResult& res = results[static_cast<size_t>(r)];
+    ASSERT_TRUE(res.finished && res.exited && res.exit_code == 0) << describe(results);
+    const auto lines = prof_lines(res.err);
+    EXPECT_EQ(count_prefix(lines, "init nranks=4 rank=" + std::to_string(r) + " nodes=2"), 1u)
+        << res.err;
+    EXPECT_EQ(count_prefix(lines, "finalize"), 1u) << res.err;
+    // Ring 0->1->2->3->0 over node1 = {0,1}, node2 = {2,3}: only 1->2 and 3->0 cross.
+    const std::string expected = r == 1   ? "start proxyop peer=2 send=1"
+                                 : r == 3 ? "start proxyop peer=0 send=1"
+                                 : r == 2 ? "start proxyop peer=1 send=0"
+                                          : "start proxyop peer=3 send=0";
+    const size_t ops = count_prefix(lines, "start proxyop");
+    EXPECT_GT(ops, 0u) << res.err;
+    EXPECT_EQ(count_prefix(lines, expected), ops) << "rank " << r << ":\n" << res.err;
+    EXPECT_EQ(count_prefix(lines, "stop proxyop"), ops) << res.err;
+    const size_t steps = count_prefix(lines, "start proxystep");
+    EXPECT_GE(steps, ops);
+    EXPECT_EQ(count_prefix(lines, "stop proxystep"), steps) << res.err;
+    for (const auto& l : lines) {
+      if (l.rfind("start proxyop", 0) == 0) {
+        EXPECT_NE(l.find("pid_ok=1 parent_coll=1"), std::string::npos) << l;
+      }
+      if (l.rfind("start proxystep", 0) == 0) {
+        EXPECT_NE(l.find("parent_op=1"), std::string::npos) << l;
+      }
+    }
+    // A send step goes GPU wait -> peer wait -> network, with its size; a receive
+    // step waits for data, then flushes and hands it to the GPU.
+    if (r == 1 || r == 3) {
+      EXPECT_EQ(count_prefix(lines, "state proxystep 8 "), steps);
+      EXPECT_EQ(count_prefix(lines, "state proxystep 20 "), steps);
+      EXPECT_EQ(count_prefix(lines, "state proxystep 9 "), steps);
+      EXPECT_EQ(count_prefix(lines, "state proxystep 9 bytes=0"), 0u) << res.err;
+    } else {
+      EXPECT_EQ(count_prefix(lines, "state proxystep 10 "), steps);
+      EXPECT_EQ(count_prefix(lines, "state proxystep 12 "), steps);
+      EXPECT_EQ(count_prefix(lines, "state proxystep 12 bytes=0"), 0u) << res.err;
+    }
+  }
+}
+
+TEST(SimNcclProfiler, NoneOrAMissingLibraryMeansNoPluginAndTheJobRunsAsBefore) {
+  for (const std::string plugin : {"none", "no-such-profiler"}) {
+    auto results = profiled_run(plugin);
+    for (const RankResult& res : results) {
+      EXPECT_TRUE(res.finished && res.exited && res.exit_code == 0) << describe(results);
+      EXPECT_TRUE(prof_lines(res.err).empty()) << plugin << ": " << res.err;
+    }
+  }
 }

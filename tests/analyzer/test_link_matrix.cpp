@@ -1,0 +1,132 @@
+// Units: the link matrix built from the profiler plugin's /links rows.
+#include <gtest/gtest.h>
+
+#include "load/trace_set.h"
+#include "match/link_matrix.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+// 8 ranks, two per node; traced comms: world (0..7) and `mirror` (7..0).
+TraceSet two_comm_set() {
+  TraceSet set;
+  set.world_size = 8;
+  set.nodes = {"node1", "node2", "node3", "node4"};
+  auto add_comm = [&](uint64_t id, std::vector<int64_t> members) {
+    CommInfo c;
+    c.id = id;
+    c.index = static_cast<int>(set.comms.size());
+    c.nranks = static_cast<int>(members.size());
+    c.members = std::move(members);
+    c.label = "comm" + std::to_string(id);
+    set.comm_index[id] = c.index;
+    set.comms.push_back(std::move(c));
+  };
+  add_comm(11, {0, 1, 2, 3, 4, 5, 6, 7});
+  add_comm(12, {7, 6, 5, 4, 3, 2, 1, 0});
+  for (int64_t r = 0; r < 8; ++r) {
+    RankInfo ri;
+    ri.rank = r;
+    ri.has_file = true;
+    ri.node_index = static_cast<int>(r / 2);
+    set.ranks.push_back(std::move(ri));
+  }
+  return set;
+}
+
+trace::LinkRecord row(uint64_t hash, int rank, int peer, bool send, uint8_t channel, uint64_t bytes,
+                      int64_t net_ns) {
+  trace::LinkRecord l{};
+  l.comm_hash = hash;
+  l.nranks = 8;
+  l.rank = rank;
+  l.n_nodes = 4;
+  l.peer = peer;
+  l.channel = channel;
+  l.is_send = send ? 1 : 0;
+  l.ops = 10;
+  l.steps = 20;
+  l.bytes = bytes;
+  l.net_ns = net_ns;
+  l.active_ns = 2 * net_ns;
+  l.peer_wait_ns = net_ns;
+  return l;
+}
+
+const RankLink* find(const LinkMatrix& m, int64_t src, int64_t dst) {
+  for (const RankLink& l : m.rank_links)
+    if (l.src == src && l.dst == dst) return &l;
+  return nullptr;
+}
+
+TEST(LinkMatrix, NcclCommunicatorsArePlacedByWhoReportsThemAtWhichPosition) {
+  TraceSet set = two_comm_set();
+  // NCCL's hashes are not the probe's ids.  Hash 0xA: every rank at its world
+  // position; 0xB: every rank at its mirror position.
+  for (int r = 0; r < 8; ++r) {
+    set.ranks[static_cast<size_t>(r)].links.push_back(
+        row(0xA, r, (r + 1) % 8, true, 0, 1'000'000, 1'000'000));
+    set.ranks[static_cast<size_t>(r)].links.push_back(
+        row(0xB, 7 - r, (7 - r + 1) % 8, true, 0, 1'000'000, 4'000'000));
+  }
+  const LinkMatrix m = build_link_matrix(set);
+  EXPECT_EQ(m.unplaced_comms, 0);
+  ASSERT_EQ(m.per_comm.size(), 2u);
+  // World: rank 1 sends to world rank 2.  Mirror: global 1 is comm rank 6, its
+  // peer 7 is global 0.
+  const RankLink* w = find(m, 1, 2);
+  const RankLink* mirror = find(m, 1, 0);
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(mirror, nullptr);
+  EXPECT_NEAR(w->gbps, 1.0, 1e-9);
+  EXPECT_NEAR(mirror->gbps, 0.25, 1e-9);
+  EXPECT_NEAR(w->peer_wait, 0.5, 1e-9);
+  EXPECT_EQ(w->src_node, 0);
+  EXPECT_EQ(w->dst_node, 1);
+}
+
+TEST(LinkMatrix, ACommunicatorNoTracedOneMatchesIsCountedNotGuessed) {
+  TraceSet set = two_comm_set();
+  // Ranks 0 and 1 both claim position 3 of a comm of 8: no traced comm fits.
+  set.ranks[0].links.push_back(row(0xC, 3, 4, true, 0, 1'000'000, 1'000'000));
+  set.ranks[1].links.push_back(row(0xC, 3, 4, true, 0, 1'000'000, 1'000'000));
+  const LinkMatrix m = build_link_matrix(set);
+  EXPECT_EQ(m.unplaced_comms, 1);
+  EXPECT_FALSE(m.observed());
+}
+
+TEST(LinkMatrix, ParallelChannelsAddUpAndTheBestStepIsWhatTheLinkCanDo) {
+  TraceSet set = two_comm_set();
+  // Rank 3 -> 4 on two channels, 1 MB in 2 ms each: 0.5 + 0.5 GB/s on average; its
+  // fastest steps moved 512 KiB in 0.5 ms per channel.
+  for (uint8_t ch : {0, 1}) {
+    trace::LinkRecord l = row(0xA, 3, 4, true, ch, 1'000'000, 2'000'000);
+    l.best_step_bytes = 512 << 10;
+    l.best_step_ns = 500'000;
+    set.ranks[3].links.push_back(l);
+  }
+  // The receiver's view: awaiting data 90% of its step time.
+  trace::LinkRecord recv = row(0xA, 4, 3, false, 0, 2'000'000, 900);
+  recv.active_ns = 1000;
+  set.ranks[4].links.push_back(recv);
+  const LinkMatrix m = build_link_matrix(set);
+  const RankLink* l = find(m, 3, 4);
+  ASSERT_NE(l, nullptr);
+  EXPECT_NEAR(l->gbps, 1.0, 1e-9);
+  EXPECT_NEAR(l->best_gbps, 2.0 * (512 << 10) / 500'000.0, 1e-9);
+  EXPECT_NEAR(l->recv_wait, 0.9, 1e-9);
+  EXPECT_EQ(l->bytes, 2'000'000u);
+  ASSERT_EQ(m.node_links.size(), 1u);
+  EXPECT_EQ(m.node_links[0].src_node, 1);
+  EXPECT_EQ(m.node_links[0].dst_node, 2);
+  EXPECT_NEAR(m.node_links[0].best_gbps, l->best_gbps, 1e-9);
+}
+
+TEST(LinkMatrix, NoRowsMeansNotObserved) {
+  const LinkMatrix m = build_link_matrix(two_comm_set());
+  EXPECT_FALSE(m.observed());
+  EXPECT_TRUE(m.node_links.empty());
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
