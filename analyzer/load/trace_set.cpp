@@ -42,11 +42,17 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
   auto rows = reader.links();
   if (!rows.ok()) return rows.status();
   std::map<std::tuple<uint64_t, int32_t, int32_t, int32_t, uint8_t, uint8_t>, size_t> where;
+  // Each window's fastest step, per row of `out`: the row keeps the median window's,
+  // so one step timed wrong (a clock read delayed by preemption) does not set it.
+  std::vector<std::vector<std::pair<uint64_t, int64_t>>> bests;
   for (const trace::LinkRecord& l : rows.value()) {
     if (Status v = trace::validate_link(l, world_size); !v.ok())
       return Status::error(reader.path() + ": " + v.message());
     auto [it, fresh] = where.emplace(
         std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send), out.size());
+    if (fresh) bests.emplace_back();
+    if (l.best_step_bytes >= trace::kBestStepMinBytes && l.best_step_ns > 0)
+      bests[it->second].emplace_back(l.best_step_bytes, l.best_step_ns);
     if (fresh) {
       out.push_back(l);
       continue;
@@ -65,10 +71,20 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
     add(t.net_ns, l.net_ns);
     add(t.peer_wait_ns, l.peer_wait_ns);
     add(t.gpu_wait_ns, l.gpu_wait_ns);
-    if (trace::faster_step(l.best_step_bytes, l.best_step_ns, t.best_step_bytes, t.best_step_ns)) {
-      t.best_step_bytes = l.best_step_bytes;
-      t.best_step_ns = l.best_step_ns;
-    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto& b = bests[i];
+    out[i].best_step_bytes = 0;
+    out[i].best_step_ns = 0;
+    if (b.empty()) continue;
+    auto faster = [](const std::pair<uint64_t, int64_t>& x, const std::pair<uint64_t, int64_t>& y) {
+      return static_cast<double>(x.first) / static_cast<double>(x.second) >
+             static_cast<double>(y.first) / static_cast<double>(y.second);
+    };
+    auto mid = b.begin() + static_cast<long>(b.size() / 2);
+    std::nth_element(b.begin(), mid, b.end(), faster);
+    out[i].best_step_bytes = mid->first;
+    out[i].best_step_ns = mid->second;
   }
   return {};
 }

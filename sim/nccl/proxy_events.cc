@@ -263,8 +263,9 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
     sleep_until_ns(m.what == 1 && send ? std::max(m.t, posted[m.channel] + net_ns[m.channel])
                                        : m.t);
     if (m.what == 0) {
-      posted[m.channel] = clock_ns();
       profiler::record(comm_, c.step, kStepSendWait, step_bytes(c.bytes, c.n_steps, m.step));
+      // Read after the call: the plugin's own reading is then never later than this.
+      posted[m.channel] = clock_ns();
     } else if (m.what == 1) {
       end_step(c, m.step);
       if (m.step + 1 == c.n_steps) {
