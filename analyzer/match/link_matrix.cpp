@@ -117,8 +117,16 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
       auto it = placed.find(l.comm_hash);
       if (it == placed.end()) continue;
       const CommInfo& c = set.comms[static_cast<size_t>(it->second)];
+      // Rows of one hash may disagree with the one that placed it (a damaged file).
+      if (l.nranks != c.nranks || static_cast<size_t>(l.peer) >= c.members.size() ||
+          static_cast<size_t>(l.rank) >= c.members.size() ||
+          c.members[static_cast<size_t>(l.rank)] != ri.rank)
+        continue;
       const int64_t peer = c.members[static_cast<size_t>(l.peer)];
-      if (peer < 0 || static_cast<size_t>(peer) >= set.ranks.size()) continue;
+      // A peer without a usable trace has no node: its links cannot be placed.
+      if (peer < 0 || static_cast<size_t>(peer) >= set.ranks.size() ||
+          set.ranks[static_cast<size_t>(peer)].node_index < 0 || ri.node_index < 0)
+        continue;
       const int64_t src = l.is_send ? ri.rank : peer;
       const int64_t dst = l.is_send ? peer : ri.rank;
       Sums& s = sums[{it->second, src, dst}];

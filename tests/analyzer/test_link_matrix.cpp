@@ -122,6 +122,21 @@ TEST(LinkMatrix, ParallelChannelsAddUpAndTheBestStepIsWhatTheLinkCanDo) {
   EXPECT_NEAR(m.node_links[0].best_gbps, l->best_gbps, 1e-9);
 }
 
+TEST(LinkMatrix, APeerWithoutATraceHasNoNodeAndItsLinksAreLeftOut) {
+  TraceSet set = two_comm_set();
+  set.ranks[2].has_file = false;
+  set.ranks[2].node_index = -1;
+  set.ranks[1].links.push_back(row(0xA, 1, 2, true, 0, 1'000'000, 1'000'000));
+  set.ranks[3].links.push_back(row(0xA, 3, 4, true, 0, 1'000'000, 1'000'000));
+  const LinkMatrix m = build_link_matrix(set);
+  EXPECT_EQ(find(m, 1, 2), nullptr);
+  EXPECT_NE(find(m, 3, 4), nullptr);
+  for (const NodeLink& n : m.node_links) {
+    EXPECT_GE(n.src_node, 0);
+    EXPECT_GE(n.dst_node, 0);
+  }
+}
+
 TEST(LinkMatrix, NoRowsMeansNotObserved) {
   const LinkMatrix m = build_link_matrix(two_comm_set());
   EXPECT_FALSE(m.observed());
