@@ -229,6 +229,8 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
     int what;  // 0: the send is posted (SendWait), 1: the step ends, 2: the next one starts
   };
   std::vector<Mark> marks;
+  // Each step's time in the network: its share of its link's time.
+  std::vector<int64_t> net_ns(channels_.size(), 0);
   for (size_t i = 0; i < channels_.size(); ++i) {
     const ChannelOp& c = channels_[i];
     const Transfer& t = transfers_[c.transfer];
@@ -236,10 +238,10 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
     const double window =
         t.coupled ? static_cast<double>(duration_ns) : std::min<double>(link_ns, duration_ns);
     const double slot = window / c.n_steps;
-    const double net = std::min(slot, link_ns / c.n_steps);
+    net_ns[i] = static_cast<int64_t>(std::min(slot, link_ns / c.n_steps));
     for (int k = 0; k < c.n_steps; ++k) {
       const auto end = t0 + static_cast<int64_t>(slot * (k + 1));
-      if (t.is_send) marks.push_back({end - static_cast<int64_t>(net), i, k, 0});
+      if (t.is_send) marks.push_back({end - net_ns[i], i, k, 0});
       marks.push_back({end, i, k, 1});
       if (k + 1 < c.n_steps) marks.push_back({end, i, k + 1, 2});
     }
@@ -249,14 +251,6 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
   // A send posted late (the thread woke late) still transmits for its whole
   // time: a transfer never takes less than its link allows.
   std::vector<int64_t> posted(channels_.size(), 0);
-  std::vector<int64_t> net_ns(channels_.size(), 0);
-  for (size_t i = 0; i < channels_.size(); ++i) {
-    const Transfer& t = transfers_[channels_[i].transfer];
-    const double window = t.coupled ? static_cast<double>(duration_ns)
-                                    : std::min<double>(t.link_s * 1e9, duration_ns);
-    net_ns[i] = static_cast<int64_t>(
-        std::min(window / channels_[i].n_steps, t.link_s * 1e9 / channels_[i].n_steps));
-  }
   for (const Mark& m : marks) {
     ChannelOp& c = channels_[m.channel];
     const bool send = transfers_[c.transfer].is_send;
