@@ -213,9 +213,13 @@ CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
         const uint64_t stream = slot.rec.stream;
         const bool behind =
             std::find(busy_streams.begin(), busy_streams.end(), stream) != busy_streams.end();
-        if (!behind && try_complete(rt, slot, now, final_pass)) {
-          ++pass.completed;
-          continue;
+        if (!behind) {
+          const bool done = try_complete(rt, slot, now, final_pass);
+          rt.completer_progress.fetch_add(1, std::memory_order_relaxed);
+          if (done) {
+            ++pass.completed;
+            continue;
+          }
         }
         if (!behind) busy_streams.push_back(stream);
       }

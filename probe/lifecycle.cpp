@@ -55,6 +55,25 @@ bool wait_for(Runtime& rt, Pred done, long max_ms = -1) {
   return done();
 }
 
+// Waits until the completion thread has finished `passes` passes, for as long as
+// it makes progress: it gives up after kCompleterStallMs without any.
+constexpr long kCompleterStallMs = 300;
+
+void wait_for_completer(Runtime& rt, uint64_t passes) {
+  uint64_t seen = rt.completer_progress.load();
+  int64_t last_move = now_ns();
+  wait_for(rt, [&] {
+    if (rt.completer_passes.load() >= passes) return true;
+    const uint64_t progress = rt.completer_progress.load();
+    const int64_t now = now_ns();
+    if (progress != seen) {
+      seen = progress;
+      last_move = now;
+    }
+    return now - last_move > kCompleterStallMs * 1'000'000;
+  });
+}
+
 void queue_signal_event(Runtime& rt, int sig) {
   // Built by hand: no printf in a signal handler.
   trace::EventRecord e{};
@@ -109,12 +128,12 @@ void shutdown(Runtime& rt, bool from_signal) {
   if (!g_state.compare_exchange_strong(active, kStateClosed)) return;  // disabled or failed already
   if (from_signal) {
     // One prompt completion pass, so that ops the device has finished are not left in
-    // /pending; bounded, since the completer may need a driver lock the interrupted
-    // thread holds.
+    // /pending.  The completer may need a driver lock the interrupted thread holds:
+    // the wait ends once it has made no progress for a while.  A completer that is
+    // merely behind (a loaded node, a long backlog) keeps going.
     const uint64_t before = rt.completer_passes.load();
     rt.completer_wake.wake();
-    wait_for(
-        rt, [&] { return rt.completer_passes.load() >= before + 2; }, 200);
+    wait_for_completer(rt, before + 2);
   }
   rt.stopping.store(true);
   rt.completer_wake.wake();

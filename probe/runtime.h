@@ -100,6 +100,9 @@ struct Runtime {
   // op that goes to the device wakes it (op_tracker).
   std::atomic<bool> completer_idle{false};
   std::atomic<uint64_t> completer_passes{0};
+  // Ops the completion thread has looked at: moves while it works, stands still
+  // while it is blocked (or not scheduled at all).
+  std::atomic<uint64_t> completer_progress{0};
 };
 
 // The runtime once started, else nullptr.

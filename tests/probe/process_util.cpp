@@ -102,6 +102,19 @@ Exit Process::wait(double timeout_s) {
   return e;
 }
 
+bool Process::exits_within(double timeout_s) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    siginfo_t info{};
+    // WNOWAIT: the process stays waitable, so wait() still reports its status.
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_)
+      return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 std::string Process::out_so_far() const {
   return read_file(out_path_);
 }

@@ -23,6 +23,8 @@ class Process {
   void signal(int sig) const;
   // Waits up to `timeout_s`; on timeout SIGKILLs and returns status -1.
   Exit wait(double timeout_s);
+  // Whether the process ends within `timeout_s` (it is left to wait() to collect).
+  bool exits_within(double timeout_s) const;
   // Current stdout content (while running).
   std::string out_so_far() const;
   // Waits until stdout contains `text`; false after `timeout_s`.
