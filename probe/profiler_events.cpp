@@ -37,29 +37,44 @@ struct OpHandle {
 
 // Proxy op handles are recycled, never freed: a late event for a stopped op then
 // lands in a live object (at worst in the wrong counters), never in freed memory.
+// A proxy thread starts and stops its ops itself, so each thread keeps a few free
+// handles of its own (no lock); beyond that they go to a shared list.
 class OpPool {
  public:
   OpHandle* get() {
-    {
+    OpHandle* h = nullptr;
+    if (!local_.empty()) {
+      h = local_.back();
+      local_.pop_back();
+    } else {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        OpHandle* h = free_.back();
-        free_.pop_back();
-        *h = OpHandle{};
-        return h;
+      if (!shared_.empty()) {
+        h = shared_.back();
+        shared_.pop_back();
       }
     }
-    return new OpHandle();
+    if (h == nullptr) return new OpHandle();
+    h->counters = LinkCounters{};  // the steps are reset when they start
+    return h;
   }
   void put(OpHandle* h) {
+    if (local_.size() < kLocalHandles) {
+      local_.push_back(h);
+      return;
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(h);
+    shared_.push_back(h);
   }
 
  private:
+  static constexpr size_t kLocalHandles = 64;
+  // Never destroyed: a proxy thread may deliver events while the process exits.
+  static thread_local std::vector<OpHandle*> local_;
   std::mutex mu_;
-  std::vector<OpHandle*> free_;
+  std::vector<OpHandle*> shared_;
 };
+
+thread_local std::vector<OpHandle*> OpPool::local_;
 
 OpPool& op_pool() {
   static auto* pool = new OpPool();  // never destroyed: proxy threads outlive exit handlers
@@ -100,7 +115,7 @@ void init(LinkTable& table, void** context, uint64_t comm_hash, int* activation_
 }
 
 void start(void* context, void** handle, uint64_t type, void* parent, const ProxyOpDescr* op,
-           int step, pid_t self, Clock clock) {
+           int step, pid_t self) {
   *handle = nullptr;
   if (type == kProxyOp) {
     if (context == nullptr || op == nullptr) return;
@@ -114,11 +129,11 @@ void start(void* context, void** handle, uint64_t type, void* parent, const Prox
   } else if (type == kProxyStep) {
     auto* h = static_cast<OpHandle*>(parent);
     if (h == nullptr || h->kind != Kind::kOp) return;
+    // NCCL records the step's first state right after starting it: the step's
+    // time starts there (one clock reading fewer per step).
     StepHandle& s = h->steps[static_cast<unsigned>(step) % 8];
-    const int64_t now = clock();
     s = StepHandle{};
     s.op = h;
-    s.start_ns = s.state_ns = now;
     *handle = &s;
   }
 }
@@ -127,7 +142,10 @@ void record(void* handle, int state, const StateArgs* args, Clock clock) {
   auto* s = static_cast<StepHandle*>(handle);
   if (s == nullptr || s->kind != Kind::kStep) return;
   const int64_t now = clock();
-  close_state(*s, now);
+  if (s->state == 0)
+    s->start_ns = now;
+  else
+    close_state(*s, now);
   s->state = state;
   s->state_ns = now;
   // The step's size is current at these states only (stale at the others).
@@ -142,7 +160,10 @@ void stop(void* handle, Clock clock) {
   if (*static_cast<Kind*>(handle) == Kind::kStep) {
     auto* s = static_cast<StepHandle*>(handle);
     const int64_t now = clock();
-    close_state(*s, now);
+    if (s->state == 0)
+      s->start_ns = now;  // stopped before any state: no time
+    else
+      close_state(*s, now);
     s->state = 0;
     LinkCounters& c = s->op->counters;
     ++c.steps;

@@ -21,7 +21,7 @@ using Clock = int64_t (*)();
 void init(LinkTable& table, void** context, uint64_t comm_hash, int* activation_mask, int n_nodes,
           int nranks, int rank);
 void start(void* context, void** handle, uint64_t type, void* parent,
-           const nccl_profiler::ProxyOpDescr* op, int step, pid_t self, Clock clock);
+           const nccl_profiler::ProxyOpDescr* op, int step, pid_t self);
 void record(void* handle, int state, const nccl_profiler::StateArgs* args, Clock clock);
 void stop(void* handle, Clock clock);
 

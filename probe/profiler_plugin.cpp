@@ -6,6 +6,7 @@
 
 #include "profiler_events.h"
 #include "runtime.h"
+#include "step_clock.h"
 
 namespace ringside::probe {
 namespace {
@@ -27,6 +28,7 @@ NcclResult init_common(void** context, uint64_t comm_hash, int* mask, int n_node
     if (mask != nullptr) *mask = 0;
     return 0;
   }
+  init_step_clock();
   plugin::init(link_table(), context, comm_hash, mask, n_nodes, nranks, rank);
   return 0;
 }
@@ -42,24 +44,22 @@ NcclResult init_v4(void** context, int* mask, const char*, uint64_t comm_hash, i
 }
 
 NcclResult start_v5(void* context, void** handle, EventDescrV5* d) {
-  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid(),
-                now_ns);
+  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid());
   return 0;
 }
 
 NcclResult start_v4(void* context, void** handle, EventDescrV4* d) {
-  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid(),
-                now_ns);
+  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid());
   return 0;
 }
 
 NcclResult stop_event(void* handle) {
-  plugin::stop(handle, now_ns);
+  plugin::stop(handle, step_clock_ns);
   return 0;
 }
 
 NcclResult record_state(void* handle, int state, StateArgs* args) {
-  plugin::record(handle, state, args, now_ns);
+  plugin::record(handle, state, args, step_clock_ns);
   return 0;
 }
 

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "perf_plugin_steps: the plugin's init gave no context (is tracing on?)\n");
     return 1;
   }
+  const pid_t self =
+      getpid();  // NCCL fills in a pid it knows; a syscall per op is not the plugin's
   std::vector<double> per_step;
   StateArgs args{};
   args.proxy_step.trans_size = 512 << 10;
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
       EventDescrV5 d{};
       d.type = kProxyOp;
       d.rank = 3;
-      d.proxy_op.pid = getpid();
+      d.proxy_op.pid = self;
       d.proxy_op.channel_id = static_cast<uint8_t>(o % 4);
       d.proxy_op.peer = 4;
       d.proxy_op.n_steps = 8;

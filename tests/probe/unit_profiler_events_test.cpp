@@ -32,12 +32,12 @@ struct Harness {
     d.is_send = send ? 1 : 0;
     d.n_steps = 4;
     void* h = nullptr;
-    plugin::start(ctx, &h, kProxyOp, nullptr, &d, 0, kSelf, fake_clock);
+    plugin::start(ctx, &h, kProxyOp, nullptr, &d, 0, kSelf);
     return h;
   }
   void* start_step(void* op, int step) {
     void* h = nullptr;
-    plugin::start(ctx, &h, kProxyStep, op, nullptr, step, kSelf, fake_clock);
+    plugin::start(ctx, &h, kProxyStep, op, nullptr, step, kSelf);
     return h;
   }
   void state(void* step, int s, size_t bytes) {
@@ -141,7 +141,7 @@ TEST(ProfilerEvents, WhatCannotBePlacedGetsNoHandle) {
   // A step whose op got no handle; ancestors NCCL starts along (Coll, GroupApi).
   EXPECT_EQ(h.start_step(nullptr, 0), nullptr);
   void* coll = &h;
-  plugin::start(h.ctx, &coll, kColl, nullptr, nullptr, 0, kSelf, fake_clock);
+  plugin::start(h.ctx, &coll, kColl, nullptr, nullptr, 0, kSelf);
   EXPECT_EQ(coll, nullptr);
   // Null handles come back from NCCL and are ignored.
   plugin::record(nullptr, kStepSendWait, nullptr, fake_clock);
@@ -150,9 +150,30 @@ TEST(ProfilerEvents, WhatCannotBePlacedGetsNoHandle) {
   void* op = &h;
   ProxyOpDescr d{};
   d.pid = kSelf;
-  plugin::start(nullptr, &op, kProxyOp, nullptr, &d, 0, kSelf, fake_clock);
+  plugin::start(nullptr, &op, kProxyOp, nullptr, &d, 0, kSelf);
   EXPECT_EQ(op, nullptr);
   EXPECT_TRUE(h.drain().empty());
+}
+
+TEST(ProfilerEvents, AStepsTimeStartsAtItsFirstState) {
+  // NCCL records a step's first state right after starting it; the probe reads
+  // no clock at the start, so a gap before the first state is not counted.
+  Harness h;
+  void* op = h.start_op(4, 0, true);
+  void* s = h.start_step(op, 0);
+  g_now += 1000;
+  h.state(s, kStepSendWait, 4096);
+  g_now += 40;
+  plugin::stop(s, fake_clock);
+  void* bare = h.start_step(op, 1);  // stopped before any state: a step without time
+  g_now += 500;
+  plugin::stop(bare, fake_clock);
+  plugin::stop(op, fake_clock);
+  const auto rows = h.drain();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].steps, 2u);
+  EXPECT_EQ(rows[0].active_ns, 40);
+  EXPECT_EQ(rows[0].net_ns, 40);
 }
 
 TEST(ProfilerEvents, OpsOfOneLinkInOneWindowMakeOneRow) {
