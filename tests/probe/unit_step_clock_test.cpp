@@ -1,7 +1,6 @@
 // The plugin's step clock runs at the rate of CLOCK_MONOTONIC, whether it reads
 // the time-stamp counter or the clock itself.
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <chrono>
 #include <thread>
@@ -11,10 +10,11 @@
 namespace ringside::probe {
 namespace {
 
+// steady_clock is CLOCK_MONOTONIC on Linux.
 int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // A step clock reading bracketed by two monotonic readings.
