@@ -4,17 +4,6 @@
 #include <ctime>
 
 namespace ringside::trace {
-namespace {
-int64_t now_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-}  // namespace
-
-int64_t monotonic_now_ns() {
-  return now_ns(CLOCK_MONOTONIC);
-}
 
 void stamp_clock_reference(TraceMeta& meta) {
   // The pair maps one timeline onto the other, so both must be read at one instant:
@@ -23,9 +12,9 @@ void stamp_clock_reference(TraceMeta& meta) {
   // busy host, would shift every time in the file).
   int64_t best = INT64_MAX;
   for (int attempt = 0; attempt < 16 && best > 2'000; ++attempt) {
-    const int64_t m0 = now_ns(CLOCK_MONOTONIC);
-    const int64_t real = now_ns(CLOCK_REALTIME);
-    const int64_t m1 = now_ns(CLOCK_MONOTONIC);
+    const int64_t m0 = monotonic_now_ns();
+    const int64_t real = clock_now_ns(CLOCK_REALTIME);
+    const int64_t m1 = monotonic_now_ns();
     if (m1 - m0 < best) {
       best = m1 - m0;
       meta.clock_realtime_ns = real;

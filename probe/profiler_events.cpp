@@ -43,9 +43,8 @@ class OpPool {
  public:
   OpHandle* get() {
     OpHandle* h = nullptr;
-    if (!local_.empty()) {
-      h = local_.back();
-      local_.pop_back();
+    if (local_count_ > 0) {
+      h = local_[--local_count_];
     } else {
       std::lock_guard<std::mutex> lock(mu_);
       if (!shared_.empty()) {
@@ -58,8 +57,8 @@ class OpPool {
     return h;
   }
   void put(OpHandle* h) {
-    if (local_.size() < kLocalHandles) {
-      local_.push_back(h);
+    if (local_count_ < kLocalHandles) {
+      local_[local_count_++] = h;
       return;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,13 +67,16 @@ class OpPool {
 
  private:
   static constexpr size_t kLocalHandles = 64;
-  // Never destroyed: a proxy thread may deliver events while the process exits.
-  static thread_local std::vector<OpHandle*> local_;
+  // Plain arrays, with no destructor to run at thread exit: a proxy thread's late
+  // event then still finds its cache (the handles in it are never freed).
+  static thread_local OpHandle* local_[kLocalHandles];
+  static thread_local size_t local_count_;
   std::mutex mu_;
   std::vector<OpHandle*> shared_;
 };
 
-thread_local std::vector<OpHandle*> OpPool::local_;
+thread_local OpHandle* OpPool::local_[OpPool::kLocalHandles];
+thread_local size_t OpPool::local_count_ = 0;
 
 OpPool& op_pool() {
   static auto* pool = new OpPool();  // never destroyed: proxy threads outlive exit handlers

@@ -13,6 +13,7 @@
 
 #include "background.h"
 #include "cuda_driver.h"
+#include "ringside/trace_meta.h"
 #include "ringside/trace_writer.h"
 
 extern char** environ;
@@ -195,9 +196,7 @@ ThreadState* this_thread_state() {
 }
 
 int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return trace::monotonic_now_ns();
 }
 
 void emit_event(trace::EventKind kind, uint64_t comm_id, uint64_t seq, int64_t value, int device,

@@ -12,14 +12,12 @@
 #include <x86intrin.h>
 #endif
 
+#include "ringside/trace_meta.h"
+
 namespace ringside::probe {
 namespace {
 
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using trace::monotonic_now_ns;
 
 std::atomic<bool> g_tsc{false};
 // Written before g_tsc is set, read after.  Counts from a base keep the double
@@ -39,9 +37,9 @@ bool invariant_tsc() {
 // that are close together (a preempted try is repeated).
 bool sample(int64_t& ns, uint64_t& ticks) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const int64_t a = monotonic_ns();
+    const int64_t a = monotonic_now_ns();
     const uint64_t t = __rdtsc();
-    const int64_t b = monotonic_ns();
+    const int64_t b = monotonic_now_ns();
     if (b - a <= 2'000) {
       ns = a + (b - a) / 2;
       ticks = t;
@@ -87,7 +85,7 @@ int64_t step_clock_ns() {
   if (g_tsc.load(std::memory_order_relaxed))
     return static_cast<int64_t>(static_cast<double>(__rdtsc() - g_base_ticks) * g_ns_per_tick);
 #endif
-  return monotonic_ns();
+  return monotonic_now_ns();
 }
 
 bool step_clock_uses_tsc() {

@@ -35,7 +35,6 @@ bool notable(const trace::EventRecord& e) {
   }
 }
 
-// Reads the first `window` ops of the file and keeps the end times of completed collectives.
 // /links summed per (comm, peer, channel, direction) over all windows.
 Status read_links(const trace::TraceReader& reader, int64_t world_size,
                   std::vector<trace::LinkRecord>& out) {
@@ -51,7 +50,7 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
     auto [it, fresh] = where.emplace(
         std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send), out.size());
     if (fresh) bests.emplace_back();
-    if (l.best_step_bytes >= trace::kBestStepMinBytes && l.best_step_ns > 0)
+    if (trace::best_step_candidate(l.best_step_bytes, l.best_step_ns))
       bests[it->second].emplace_back(l.best_step_bytes, l.best_step_ns);
     if (fresh) {
       out.push_back(l);
@@ -78,8 +77,7 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
     out[i].best_step_ns = 0;
     if (b.empty()) continue;
     auto faster = [](const std::pair<uint64_t, int64_t>& x, const std::pair<uint64_t, int64_t>& y) {
-      return static_cast<double>(x.first) / static_cast<double>(x.second) >
-             static_cast<double>(y.first) / static_cast<double>(y.second);
+      return trace::faster_step(x.first, x.second, y.first, y.second);
     };
     auto mid = b.begin() + static_cast<long>(b.size() / 2);
     std::nth_element(b.begin(), mid, b.end(), faster);
@@ -89,6 +87,7 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
   return {};
 }
 
+// Reads the first `window` ops of the file and keeps the end times of completed collectives.
 Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
                           std::vector<ClockSample>& out) {
   // One read: every read costs a chunk decompression, and clock offsets are

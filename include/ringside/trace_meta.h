@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 
 #include "ringside/trace_schema.h"
@@ -22,7 +23,16 @@ struct TraceMeta {
 // Fills clock_realtime_ns / clock_monotonic_ns with the current clocks.
 void stamp_clock_reference(TraceMeta& meta);
 
+// `clock` now, in ns.  Inline: the probe reads it on every NCCL call.
+inline int64_t clock_now_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // CLOCK_MONOTONIC now, in ns.  Trace times are this minus clock_monotonic_ns.
-int64_t monotonic_now_ns();
+inline int64_t monotonic_now_ns() {
+  return clock_now_ns(CLOCK_MONOTONIC);
+}
 
 }  // namespace ringside::trace

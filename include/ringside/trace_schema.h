@@ -225,9 +225,13 @@ struct LinkRecord {
 };
 // /links: steps smaller than this are latency-bound and never a link's best step.
 inline constexpr uint64_t kBestStepMinBytes = 64 << 10;
+// Whether a step that moved `bytes` in `ns` may be a link's best step.
+inline bool best_step_candidate(uint64_t bytes, int64_t ns) {
+  return bytes >= kBestStepMinBytes && ns > 0;
+}
 // True if a step that moved `bytes` in `ns` was faster than the best so far.
 inline bool faster_step(uint64_t bytes, int64_t ns, uint64_t best_bytes, int64_t best_ns) {
-  if (bytes < kBestStepMinBytes || ns <= 0) return false;
+  if (!best_step_candidate(bytes, ns)) return false;
   if (best_bytes == 0 || best_ns <= 0) return true;
   return static_cast<double>(bytes) * static_cast<double>(best_ns) >
          static_cast<double>(best_bytes) * static_cast<double>(ns);

@@ -5,17 +5,13 @@
 #include <chrono>
 #include <thread>
 
+#include "ringside/trace_meta.h"
 #include "step_clock.h"
 
 namespace ringside::probe {
 namespace {
 
-// steady_clock is CLOCK_MONOTONIC on Linux.
-int64_t monotonic_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using trace::monotonic_now_ns;
 
 // A step clock reading bracketed by two monotonic readings.
 struct Bracket {
@@ -24,9 +20,9 @@ struct Bracket {
 
 Bracket read_bracket() {
   Bracket b{};
-  b.before = monotonic_ns();
+  b.before = monotonic_now_ns();
   b.step = step_clock_ns();
-  b.after = monotonic_ns();
+  b.after = monotonic_now_ns();
   return b;
 }
 
