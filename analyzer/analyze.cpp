@@ -88,7 +88,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
 
   const LinkMatrix links = build_link_matrix(set);
-  Context ctx{set, table, stats, options.thresholds};
+  const SiblingLateness siblings(set, table, options.thresholds.late_margin);
+  Context ctx{set, table, stats, siblings, options.thresholds};
   ctx.links = &links;
   int64_t first = INT64_MAX, last = kNever;
   for (const auto& p : table.progress()) {
@@ -120,6 +121,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     if (rl.total.groups == 0) continue;
     double evidence = rl.total.late_evidence();
     for (const auto& [ci, lc] : rl.per_comm) evidence = std::max(evidence, lc.late_evidence());
+    for (int ci : siblings.comms_of(static_cast<int64_t>(r)))
+      evidence = std::max(evidence, siblings.of(ci)->late_evidence());
     order.emplace_back(evidence, rl.total.mean_excess(), static_cast<int64_t>(r));
   }
   std::sort(order.rbegin(), order.rend());
@@ -139,6 +142,17 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
            {"not_late_ops", lc.below},
            {"late_evidence", lc.late_evidence()}});
     }
+    // Its communicators against their siblings (match/sibling_lateness.h).
+    nlohmann::json against_siblings = nlohmann::json::array();
+    for (int ci : siblings.comms_of(rank)) {
+      const Lateness& lc = *siblings.of(ci);
+      against_siblings.push_back({{"comm", set.comms[static_cast<size_t>(ci)].label},
+                                  {"ops", lc.groups},
+                                  {"mean_excess_ms", lc.mean_excess() / 1e6},
+                                  {"late_ops", lc.above},
+                                  {"not_late_ops", lc.below},
+                                  {"late_evidence", lc.late_evidence()}});
+    }
     top.push_back({{"rank", rank},
                    {"ops", l.groups},
                    {"mean_excess_ms", l.mean_excess() / 1e6},
@@ -150,7 +164,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                    {"late_evidence", l.late_evidence()},
                    {"last", l.last},
                    {"cost_s", l.cost_ns / 1e9},
-                   {"per_comm", per_comm}});
+                   {"per_comm", per_comm},
+                   {"against_siblings", against_siblings}});
   }
   report.extra["late_ranks"] = top;
   report.extra["gap_cv"] = stats.median_gap_cv();

@@ -11,6 +11,7 @@
 #include "load/trace_set.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
+#include "match/sibling_lateness.h"
 #include "report/report.h"
 
 namespace ringside::analysis {
@@ -24,11 +25,11 @@ struct Thresholds {
   // late (split over all the tests made, Bonferroni).
   double late_margin = kDefaultLateMargin;
   double late_alpha = 0.01;
-  double imbalance_cv = 0.08;  // median spread (CV) of members' gaps for data imbalance
-  // ... and that spread in absolute terms: microsecond gaps between back-to-back
-  // collectives (benchmarks) vary by launch jitter, not by work.
-  // Data-dependent imbalance has no culprit to fix, and shared hosts add a few percent
-  // of uneven waiting on their own: report it only when it costs this much of the job.
+  // Data-dependent imbalance (compute before shared ops differing between ranks or
+  // replicas, with no owner): the spread must be at least this in absolute terms
+  // (microsecond gaps between back-to-back collectives, as in benchmarks, vary by
+  // launch jitter, not by work), and, as it has no culprit to fix and shared hosts add
+  // a few percent of uneven waiting on their own, cost this much of the job.
   double imbalance_min_cost_fraction = 0.05;
   double imbalance_min_sd_ns = 500'000;
   // Pipeline stages only meet in send/recv: a structure whose ranks compute this much
@@ -57,6 +58,7 @@ struct Context {
   const TraceSet& set;
   const GroupTable& groups;
   const RankStatsPass& stats;
+  const SiblingLateness& siblings;
   const Thresholds& th;
   double job_start_ns = 0;
   double job_end_ns = 0;
@@ -67,15 +69,6 @@ struct Context {
   std::string describe_rank(int64_t rank) const;  // "rank 5 (node1, GPU 5)"
   std::vector<std::string> nodes_of(const std::vector<int64_t>& ranks) const;
 };
-
-// The median (upper middle for an even count) of `v`, 0 when empty.
-template <typename T>
-double median_of(std::vector<T> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<long>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return static_cast<double>(*mid);
-}
 
 // Ranks late together: a node, or a structure of the job's communicators.
 struct LateSet {
@@ -107,6 +100,10 @@ std::optional<LateSet> structure_of(const std::vector<LateSet>& candidates,
                                     const std::set<int64_t>& ranks);
 // A rank's lateness pooled over every op it shares, whatever the communicator.
 Lateness pooled_lateness(const Context& ctx, int64_t rank);
+// The lateness of a set of ranks: pooled over its ranks' ops, or, when that says
+// they cost less, over the sibling comparisons (match/sibling_lateness.h) of the
+// communicators inside the set, each counted once.
+Lateness set_lateness(const Context& ctx, const std::vector<int64_t>& ranks);
 // What a late rank would cost with no slower rank beside it, s: its excess over the
 // ops where it was late, in the communicator where that is largest.
 double potential_cost_s(const Context& ctx, int64_t rank);

@@ -125,11 +125,132 @@ bool detect_heavy_stage(const Context& ctx, const std::vector<LateSet>& candidat
   return true;
 }
 
+// Compute that differs between ranks by this multiple of what it differs by between
+// ranks doing the same work differs by work: under noise alone the spreads are alike.
+constexpr double kSpreadOverNoise = 2;
+
+// Data-dependent imbalance: compute before shared ops that differs widely between the
+// ranks (or, through sibling communicators, between the replicas) doing the same step,
+// with no persistent owner, costing enough.  Judged per communicator and per family
+// of siblings: the spread is between replicas or stages; communicators inside a
+// replica, where every member does the same work, would hide it in a job-wide median.
+void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
+  const double job = ctx.job_seconds();
+  const auto& ranks = ctx.stats.ranks();
+  const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
+  const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
+  const std::vector<double> wait_by_comm = ctx.stats.spread_wait_ns_by_comm();
+  double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
+  std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last
+  // No owner: nobody is last much more often than a fair share would allow (a
+  // communicator with one has a rank doing more, or ranks doing other work, as the last
+  // pipeline stage in a world all-reduce: not data that varies).  False: one has.
+  auto no_owner = [&](const std::vector<const Lateness*>& members, size_t n) {
+    uint64_t lasts = 0, top_last = 0;
+    for (const Lateness* l : members) {
+      lasts += l->last;
+      top_last = std::max(top_last, l->last);
+    }
+    if (lasts == 0) return true;
+    const double share = static_cast<double>(top_last) / static_cast<double>(lasts);
+    top_share = std::max(top_share, share);
+    return share <= std::max(0.5, 2.0 / static_cast<double>(n));
+  };
+  // The quietest communicator's spread is the job's noise (launch jitter, host load):
+  // its members do the same work (a tensor-parallel group shares its replica's data).
+  // A spread clearly beyond it is work, however short the gaps; without such a
+  // reference, only a spread of imbalance_min_sd_ns is.
+  double noise = 0;
+  for (const auto& c : ctx.set.comms) {
+    const double sd = sd_by_comm[static_cast<size_t>(c.index)];
+    if (c.present >= 2 && sd > 0 && (noise == 0 || sd < noise)) noise = sd;
+  }
+  auto beyond_noise = [&](double sd) {
+    return sd >= ctx.th.imbalance_min_sd_ns || (noise > 0 && sd >= kSpreadOverNoise * noise);
+  };
+  for (const auto& c : ctx.set.comms) {
+    const size_t ci = static_cast<size_t>(c.index);
+    if (c.present < 2 || !beyond_noise(sd_by_comm[ci])) continue;
+    std::vector<std::pair<int64_t, const Lateness*>> in_comm;
+    std::vector<const Lateness*> members;
+    for (int64_t m : c.members) {
+      if (m < 0) continue;
+      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
+        if (cj != c.index) continue;
+        in_comm.emplace_back(m, &l);
+        members.push_back(&l);
+      }
+    }
+    if (!no_owner(members, static_cast<size_t>(c.present))) continue;
+    cv = std::max(cv, cv_by_comm[ci]);
+    wait += wait_by_comm[ci];
+    for (const auto& [m, l] : in_comm) cost_by_rank[m] += l->cost_ns;
+  }
+  // Between sibling communicators (match/sibling_lateness.h): replicas whose members meet
+  // the others only in ops without a reading (overlapped buckets) differ there, not
+  // inside any one communicator.
+  for (const SiblingLateness::Family& fam : ctx.siblings.families()) {
+    if (!beyond_noise(fam.median_sd_ns)) continue;
+    std::vector<const Lateness*> members;
+    for (int ci : fam.comms) {
+      if (const Lateness* l = ctx.siblings.of(ci)) members.push_back(l);
+    }
+    if (!no_owner(members, fam.comms.size())) continue;
+    cv = std::max(cv, fam.median_cv);
+    wait += fam.spread_wait_ns;
+    for (int ci : fam.comms) {
+      const Lateness* l = ctx.siblings.of(ci);
+      if (l == nullptr) continue;
+      const auto& m = ctx.set.comms[static_cast<size_t>(ci)].members;
+      for (int64_t r : m) cost_by_rank[r] += l->cost_ns / static_cast<double>(m.size());
+    }
+  }
+  size_t traced = 0;
+  for (const auto& ri : ctx.set.ranks) traced += ri.has_file;
+  // Per rank: what an average rank waited, a share of the job's time.
+  const double cost = wait / static_cast<double>(std::max<size_t>(1, traced)) / 1e9;
+  if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
+  std::vector<std::pair<double, int64_t>> by_cost;
+  double named = 0;
+  for (const auto& [r, c] : cost_by_rank) {
+    if (c <= 0) continue;
+    by_cost.emplace_back(c, r);
+    named += c;
+  }
+  std::sort(by_cost.rbegin(), by_cost.rend());
+  Finding f;
+  f.kind = "imbalance";
+  f.subkind = "data_dependent";
+  double covered = 0;
+  for (const auto& [c, r] : by_cost) {
+    if (covered >= 0.8 * named || f.ranks.size() >= 32) break;
+    f.ranks.push_back(r);
+    covered += c;
+  }
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.nodes = ctx.nodes_of(f.ranks);
+  f.cost_s = cost;
+  f.evidence =
+      "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
+      "% across ranks doing the same step, and the slowest changes from op to op (none is "
+      "last more than " +
+      fmt("%.0f", 100 * top_share) +
+      "% of the time): the work depends on the data (e.g. sequence lengths); each rank waited " +
+      fmt("%.2f", cost) + " s on average for slower ones (" +
+      fmt("%.0f", 100 * cost / std::max(job, 1e-9)) + "% of the job).";
+  f.extra["pattern"] = "data_dependent";
+  f.extra["gap_cv"] = cv;
+  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+  f.confidence =
+      std::clamp(cost / std::max(job, 1e-9) / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);
+  f.next_command = next_command_for_imbalance(ctx, false);
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
-  const auto& ranks = ctx.stats.ranks();
   // Late ranks that make up a structure of the job (not a node: detect_stragglers
   // reports those) with healthy GPU counters get more work than the rest.
   bool structural = false;
@@ -137,8 +258,7 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
     if (s.kind == LateSet::Kind::kNode) continue;
     if (gpu_cause(ctx, s.ranks).cause != "unknown") continue;
     structural = true;
-    Lateness sum;
-    for (int64_t r : s.ranks) sum.add(pooled_lateness(ctx, r));
+    const Lateness sum = set_lateness(ctx, s.ranks);
     Finding f;
     f.kind = "imbalance";
     f.subkind = "structural";
@@ -177,75 +297,7 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
   }
   if (structural || !late.ranks.empty()) return;
   if (detect_heavy_stage(ctx, late.candidates, out)) return;
-  // Data-dependent: lateness with no persistent owner, judged per communicator (the
-  // spread is between replicas or stages; communicators inside a replica, where every
-  // member does the same work, would hide it in a job-wide median).
-  const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
-  const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
-  double cost = 0, cv = 0, top_share = 0;
-  std::map<int64_t, double> cost_by_rank;
-  for (const auto& c : ctx.set.comms) {
-    const size_t ci = static_cast<size_t>(c.index);
-    if (c.present < 2 || cv_by_comm[ci] < ctx.th.imbalance_cv ||
-        sd_by_comm[ci] < ctx.th.imbalance_min_sd_ns) {
-      continue;
-    }
-    // Each member's lateness in this communicator.
-    std::vector<std::pair<int64_t, const Lateness*>> in_comm;
-    for (int64_t m : c.members) {
-      if (m < 0) continue;
-      for (const auto& [cj, l] : ranks[static_cast<size_t>(m)].per_comm) {
-        if (cj == c.index) in_comm.emplace_back(m, &l);
-      }
-    }
-    uint64_t lasts = 0, top_last = 0;
-    for (const auto& [m, l] : in_comm) {
-      lasts += l->last;
-      top_last = std::max(top_last, l->last);
-    }
-    // No owner: nobody is last much more often than a fair share would allow (a
-    // communicator with one has a rank doing more, not data that varies).
-    if (lasts == 0) continue;
-    const double share = static_cast<double>(top_last) / static_cast<double>(lasts);
-    if (share > std::max(0.5, 2.0 / static_cast<double>(c.present))) return;
-    cv = std::max(cv, cv_by_comm[ci]);
-    top_share = std::max(top_share, share);
-    for (const auto& [m, l] : in_comm) {
-      cost += l->cost_ns / 1e9;
-      cost_by_rank[m] += l->cost_ns;
-    }
-  }
-  if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
-  std::vector<std::pair<double, int64_t>> by_cost;
-  for (const auto& [r, c] : cost_by_rank) {
-    if (c > 0) by_cost.emplace_back(c, r);
-  }
-  std::sort(by_cost.rbegin(), by_cost.rend());
-  Finding f;
-  f.kind = "imbalance";
-  f.subkind = "data_dependent";
-  double covered = 0;
-  for (const auto& [c, r] : by_cost) {
-    if (covered >= 0.8 * cost * 1e9 || f.ranks.size() >= 32) break;
-    f.ranks.push_back(r);
-    covered += c;
-  }
-  std::sort(f.ranks.begin(), f.ranks.end());
-  f.nodes = ctx.nodes_of(f.ranks);
-  f.cost_s = cost;
-  f.evidence =
-      "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
-      "% across ranks doing the same step, and the slowest rank changes from op to op (no rank is "
-      "last more than " +
-      fmt("%.0f", 100 * top_share) +
-      "% of the time): the work depends on the data (e.g. sequence lengths); ranks waited " +
-      fmt("%.2f", cost) + " s in total.";
-  f.extra["pattern"] = "data_dependent";
-  f.extra["gap_cv"] = cv;
-  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-  f.confidence = std::clamp(cv / (3 * ctx.th.imbalance_cv), 0.3, 0.9);
-  f.next_command = next_command_for_imbalance(ctx, false);
-  out.push_back(std::move(f));
+  detect_data_dependent(ctx, out);
 }
 
 }  // namespace ringside::analysis

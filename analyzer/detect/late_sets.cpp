@@ -21,6 +21,7 @@
 #include <set>
 
 #include "detect/context.h"
+#include "match/comm_roles.h"
 
 namespace ringside::analysis {
 namespace {
@@ -29,65 +30,33 @@ bool late_in(const Context& ctx, const Lateness& l, double threshold) {
   return l.groups >= static_cast<uint64_t>(ctx.th.min_groups) && l.late_evidence() >= threshold;
 }
 
-// Tests made on one rank: one per communicator it was judged in, and one pooled over
-// them when there are several.
-size_t tests_of(const RankLateness& rl) {
+// Tests made on one rank: one per communicator it was judged in, one pooled over them
+// when there are several, and one per communicator it was compared through against
+// that communicator's siblings (match/sibling_lateness.h).
+size_t tests_of(const Context& ctx, int64_t rank) {
   size_t comms = 0;
-  for (const auto& [ci, l] : rl.per_comm) comms += l.above + l.below > 0;
-  return comms + (comms > 1);
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm)
+    comms += l.above + l.below > 0;
+  size_t siblings = 0;
+  for (int ci : ctx.siblings.comms_of(rank)) {
+    const Lateness* l = ctx.siblings.of(ci);
+    siblings += l != nullptr && l->above + l->below > 0;
+  }
+  return comms + (comms > 1) + siblings;
 }
 
 // Whether `rank` is late in any of its tests at a level corrected for `tests` more.
 bool late_at(const Context& ctx, int64_t rank, double tests) {
   const RankLateness& rl = ctx.stats.ranks()[static_cast<size_t>(rank)];
-  const double threshold =
-      std::log(tests * static_cast<double>(std::max<size_t>(1, tests_of(rl))) / ctx.th.late_alpha);
+  const double threshold = std::log(
+      tests * static_cast<double>(std::max<size_t>(1, tests_of(ctx, rank))) / ctx.th.late_alpha);
   for (const auto& [ci, l] : rl.per_comm) {
     if (late_in(ctx, l, threshold)) return true;
   }
+  for (int ci : ctx.siblings.comms_of(rank)) {
+    if (late_in(ctx, *ctx.siblings.of(ci), threshold)) return true;
+  }
   return rl.per_comm.size() > 1 && late_in(ctx, pooled_lateness(ctx, rank), threshold);
-}
-
-// A family: the communicators of one role and size, members disjoint (the
-// tensor-parallel groups, the data-parallel groups, the pipeline groups).  A
-// communicator with the same members as one already taken (a second data-parallel
-// group for another bucket stream) adds nothing.
-struct Family {
-  std::vector<const CommInfo*> comms;
-  std::string role;
-};
-
-bool disjoint(const CommInfo& a, const CommInfo& b) {
-  for (int64_t m : a.members) {
-    if (std::find(b.members.begin(), b.members.end(), m) != b.members.end()) return false;
-  }
-  return true;
-}
-
-std::vector<Family> comm_families(const Context& ctx) {
-  std::vector<Family> families;
-  std::set<std::vector<int64_t>> seen;
-  for (const auto& c : ctx.set.comms) {
-    if (c.role.empty() || c.role == "world" || c.nranks < 2) continue;
-    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
-    if (!seen.insert(c.members).second) continue;
-    Family* home = nullptr;
-    for (auto& f : families) {
-      if (f.role != c.role || f.comms.front()->nranks != c.nranks) continue;
-      if (std::all_of(f.comms.begin(), f.comms.end(),
-                      [&](const CommInfo* o) { return disjoint(*o, c); })) {
-        home = &f;
-        break;
-      }
-    }
-    if (home == nullptr) {
-      families.emplace_back();
-      home = &families.back();
-      home->role = c.role;
-    }
-    home->comms.push_back(&c);
-  }
-  return families;
 }
 
 int priority(LateSet::Kind k) {
@@ -119,7 +88,7 @@ std::vector<LateSet> candidate_sets(const Context& ctx) {
     out.push_back(std::move(s));
   }
   bool pipeline_comms = false;
-  for (const Family& fam : comm_families(ctx)) {
+  for (const CommFamily& fam : comm_families(ctx.set)) {
     pipeline_comms = pipeline_comms || fam.role == "pp";
     if (fam.comms.size() < 2) continue;
     const size_t n = fam.comms.front()->members.size();
@@ -213,10 +182,29 @@ std::vector<bool> stage_mixing_comms(const Context& ctx, const std::vector<LateS
 void persistently_late_ranks(const Context& ctx, LateRanks& out) {
   const auto& ranks = ctx.stats.ranks();
   size_t tests = 0;
-  for (const auto& rl : ranks) tests += tests_of(rl);
+  for (size_t r = 0; r < ranks.size(); ++r) tests += tests_of(ctx, static_cast<int64_t>(r));
   const double threshold =
       std::log(static_cast<double>(std::max<size_t>(1, tests)) / ctx.th.late_alpha);
   const std::vector<bool> mixing = stage_mixing_comms(ctx, out.candidates);
+  // Families of sibling communicators that lie in different stages.
+  std::vector<bool> family_mixing(ctx.siblings.families().size(), false);
+  {
+    std::vector<int> stage_of(ctx.set.ranks.size(), -1);
+    int stages = 0;
+    for (const LateSet& c : out.candidates) {
+      if (c.kind != LateSet::Kind::kStage) continue;
+      for (int64_t m : c.ranks) stage_of[static_cast<size_t>(m)] = stages;
+      ++stages;
+    }
+    for (size_t f = 0; f < family_mixing.size(); ++f) {
+      std::set<int> seen;
+      for (int ci : ctx.siblings.families()[f].comms) {
+        for (int64_t m : ctx.set.comms[static_cast<size_t>(ci)].members)
+          seen.insert(stage_of[static_cast<size_t>(m)]);
+      }
+      family_mixing[f] = seen.size() > 1;
+    }
+  }
   std::vector<std::pair<double, int64_t>> late;
   for (size_t r = 0; r < ranks.size(); ++r) {
     Lateness within;  // over the communicators inside one stage
@@ -229,10 +217,21 @@ void persistently_late_ranks(const Context& ctx, LateRanks& out) {
       alone = alone || late_in(ctx, l, threshold);
     }
     alone = alone || (within_comms > 1 && late_in(ctx, within, threshold));
+    // Against sibling communicators: alone only when none of them is in another stage.
+    for (int ci : ctx.siblings.comms_of(static_cast<int64_t>(r))) {
+      alone = alone || (!family_mixing[static_cast<size_t>(ctx.siblings.family_of(ci))] &&
+                        late_in(ctx, *ctx.siblings.of(ci), threshold));
+    }
     if (alone) out.alone.push_back(static_cast<int64_t>(r));
     double strength = 0;
     bool is_late = false;
     for (const auto& [ci, l] : ranks[r].per_comm) {
+      if (!late_in(ctx, l, threshold)) continue;
+      is_late = true;
+      strength = std::max(strength, l.mean_excess());
+    }
+    for (int ci : ctx.siblings.comms_of(static_cast<int64_t>(r))) {
+      const Lateness& l = *ctx.siblings.of(ci);
       if (!late_in(ctx, l, threshold)) continue;
       is_late = true;
       strength = std::max(strength, l.mean_excess());
@@ -320,6 +319,22 @@ Lateness pooled_lateness(const Context& ctx, int64_t rank) {
   Lateness sum;
   for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) sum.add(l);
   return sum;
+}
+
+Lateness set_lateness(const Context& ctx, const std::vector<int64_t>& ranks) {
+  Lateness pooled, siblings;
+  std::set<int> counted;
+  for (int64_t r : ranks) {
+    pooled.add(pooled_lateness(ctx, r));
+    for (int ci : ctx.siblings.comms_of(r)) {
+      const auto& members = ctx.set.comms[static_cast<size_t>(ci)].members;
+      const bool inside = std::all_of(members.begin(), members.end(), [&](int64_t m) {
+        return std::find(ranks.begin(), ranks.end(), m) != ranks.end();
+      });
+      if (inside && counted.insert(ci).second) siblings.add(*ctx.siblings.of(ci));
+    }
+  }
+  return siblings.cost_ns > pooled.cost_ns ? siblings : pooled;
 }
 
 double potential_cost_s(const Context& ctx, int64_t rank) {

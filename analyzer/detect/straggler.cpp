@@ -73,8 +73,7 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Fi
     f.subkind = "node";
     f.ranks = node_ranks;
     f.nodes = {node};
-    Lateness sum;
-    for (int64_t r : node_ranks) sum.add(pooled_lateness(ctx, r));
+    const Lateness sum = set_lateness(ctx, node_ranks);
     f.cost_s = sum.cost_ns / 1e9;
     const double rel = sum.mean_gap() > sum.mean_excess()
                            ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace ringside::analysis {
 namespace {
@@ -19,6 +20,13 @@ std::vector<int64_t> known_sorted(const std::vector<int64_t>& members) {
     if (m >= 0) out.push_back(m);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool disjoint(const CommInfo& a, const CommInfo& b) {
+  for (int64_t m : a.members) {
+    if (std::find(b.members.begin(), b.members.end(), m) != b.members.end()) return false;
+  }
+  return true;
 }
 
 std::string role_of(const TraceSet& set, const CommInfo& c, const CommGroups& g) {
@@ -78,6 +86,32 @@ void infer_comm_roles(TraceSet& set, const GroupTable& table) {
   for (CommInfo& c : set.comms) {
     if (uses[c.label] > 1) c.label += " (" + c.id_hex() + ")";
   }
+}
+
+std::vector<CommFamily> comm_families(const TraceSet& set) {
+  std::vector<CommFamily> families;
+  std::set<std::vector<int64_t>> seen;
+  for (const auto& c : set.comms) {
+    if (c.role.empty() || c.role == "world" || c.nranks < 2) continue;
+    if (std::find(c.members.begin(), c.members.end(), -1) != c.members.end()) continue;
+    if (!seen.insert(c.members).second) continue;
+    CommFamily* home = nullptr;
+    for (auto& f : families) {
+      if (f.role != c.role || f.comms.front()->nranks != c.nranks) continue;
+      if (std::all_of(f.comms.begin(), f.comms.end(),
+                      [&](const CommInfo* o) { return disjoint(*o, c); })) {
+        home = &f;
+        break;
+      }
+    }
+    if (home == nullptr) {
+      families.emplace_back();
+      home = &families.back();
+      home->role = c.role;
+    }
+    home->comms.push_back(&c);
+  }
+  return families;
 }
 
 }  // namespace ringside::analysis

@@ -23,6 +23,17 @@ namespace ringside::analysis {
 // Sets `role` and `label` of every communicator in `set`.
 void infer_comm_roles(TraceSet& set, const GroupTable& table);
 
+// A family: the communicators of one role and size with disjoint members (the
+// tensor-parallel groups, the data-parallel groups, the pipeline groups), in order
+// of comm index.  A communicator with the same members as one already taken (a
+// second data-parallel group for another bucket stream) is not in any; the world
+// and communicators with unknown members are in none.
+struct CommFamily {
+  std::vector<const CommInfo*> comms;
+  std::string role;
+};
+std::vector<CommFamily> comm_families(const TraceSet& set);
+
 // "{1,3,5,7}" or "[4,5]" / "[0-7]" (consecutive ranks); long lists are cut
 // with the member count.  Unknown members (-1) are shown as '?'.
 std::string member_list(const std::vector<int64_t>& members);

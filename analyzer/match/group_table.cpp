@@ -269,7 +269,11 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
 }
 
 void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before) {
-  for (int k = 0; k < kReadings; ++k) g.gap_sum[k] += before[k];
+  for (int k = 0; k < kReadings; ++k) {
+    g.gap_sum[k] += before[k];
+    g.gap_min[k] = std::min(g.gap_min[k], before[k]);
+  }
+  g.gap_max = std::max(g.gap_max, before[0]);
   g.gap_sq_sum += static_cast<double>(before[0]) * static_cast<double>(before[0]);
   ++g.gaps;
 }
@@ -278,6 +282,8 @@ void GroupTable::reset_gaps() {
   for (auto& cg : comms_) {
     for (GroupAgg& g : cg.groups) {
       g.gap_sum = {};
+      g.gap_min = kNoGapMin;
+      g.gap_max = kNever;
       g.gap_sq_sum = 0;
       g.gaps = 0;
     }

@@ -19,6 +19,12 @@
 
 namespace ringside::analysis {
 
+inline constexpr ComputeReadings kNoGapMin = [] {
+  ComputeReadings r{};
+  r.fill(INT64_MAX);
+  return r;
+}();
+
 struct GroupAgg {
   int64_t max_arrival = kNever;
   int64_t second_arrival = kNever;
@@ -26,8 +32,11 @@ struct GroupAgg {
   int64_t min_end = INT64_MAX;
   int64_t max_end = kNever;
   // Members' own compute before the op, summed per reading (match/own_compute.h),
-  // and the squares of the primary reading.
+  // the smallest per reading (the communicator's own, match/sibling_lateness.h), and
+  // the squares of the primary reading.
   ComputeReadings gap_sum{};
+  ComputeReadings gap_min = kNoGapMin;
+  int64_t gap_max = kNever;  // the largest primary reading
   double gap_sq_sum = 0;
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;

@@ -206,4 +206,18 @@ std::vector<double> RankStatsPass::gap_sd_ns_by_comm() const {
   return out;
 }
 
+std::vector<double> RankStatsPass::spread_wait_ns_by_comm() const {
+  std::vector<double> out;
+  for (const auto& c : table_.set().comms) {
+    double wait = 0;
+    for (const GroupAgg& g : table_.comms()[static_cast<size_t>(c.index)].groups) {
+      if (c.present < 2 || g.gaps < c.present || g.gap_max == kNever) continue;
+      wait += static_cast<double>(g.gaps) * static_cast<double>(g.gap_max) -
+              static_cast<double>(g.gap_sum[0]);
+    }
+    out.push_back(wait);
+  }
+  return out;
+}
+
 }  // namespace ringside::analysis

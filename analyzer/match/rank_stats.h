@@ -5,6 +5,7 @@
 // its victims merely wait inside the collective, so waiting is never blamed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,15 @@ inline constexpr double kDefaultLateMargin = 0.02;
 // Ops where neither the rank nor its peers computed this long before arriving
 // (back-to-back calls) say nothing about compute speed: not counted as above/below.
 inline constexpr double kMinInformativeGapNs = kBackToBackNs;
+
+// The median (upper middle for an even count) of `v`, 0 when empty.
+template <typename T>
+double median_of(std::vector<T> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return static_cast<double>(*mid);
+}
 
 struct Lateness {
   uint64_t groups = 0;  // complete ops with a measurable gap
@@ -91,6 +101,10 @@ class RankStatsPass {
   // The same two, per communicator (index = comm index; 0 where no op qualifies).
   std::vector<double> gap_cv_by_comm() const;
   std::vector<double> gap_sd_ns_by_comm() const;
+  // Per communicator, what the members waited for the one that computed longest before
+  // each op, had they started together: over the ops every member has a reading for,
+  // the sum over members of (largest gap - own gap), rank-ns.
+  std::vector<double> spread_wait_ns_by_comm() const;
   uint64_t records() const { return records_; }
 
  private:

@@ -1,0 +1,252 @@
+#include "match/sibling_lateness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "match/comm_roles.h"
+
+namespace ringside::analysis {
+namespace {
+
+// The group of `comm` at `seq` when it can be compared: every member in, done, with a
+// reading, calling the same thing.
+const GroupAgg* comparable(const GroupTable& table, const CommInfo& c, uint64_t seq) {
+  if (c.present != c.nranks) return nullptr;
+  const GroupAgg* g = table.group(c.index, seq);
+  if (g == nullptr || !g->complete(c.present) || g->mismatch || !g->has_signature ||
+      g->gaps < c.present) {
+    return nullptr;
+  }
+  return g;
+}
+
+using Signature = std::tuple<uint8_t, uint64_t, uint8_t>;
+Signature signature(const GroupAgg& g) {
+  return {g.op, g.count, g.dtype};
+}
+
+// The siblings of `fam` compared at `seq` (comm index, group), into `at`: those that
+// can be compared and make the most common call.  False when fewer than two.
+bool compared_at(const GroupTable& table, const CommFamily& fam, uint64_t seq,
+                 std::vector<std::pair<int, const GroupAgg*>>& at,
+                 std::vector<std::pair<Signature, int>>& calls) {
+  at.clear();
+  calls.clear();
+  for (const CommInfo* c : fam.comms) {
+    const GroupAgg* g = comparable(table, *c, seq);
+    if (g == nullptr) continue;
+    at.emplace_back(c->index, g);
+    auto it = std::find_if(calls.begin(), calls.end(),
+                           [&](const auto& s) { return s.first == signature(*g); });
+    if (it == calls.end()) {
+      calls.emplace_back(signature(*g), 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (at.size() < 2) return false;
+  const Signature common =
+      std::max_element(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  std::erase_if(at, [&](const auto& x) { return signature(*x.second) != common; });
+  return at.size() >= 2;
+}
+
+// The pipeline stage of each communicator (by comm index) whose members all sit in one:
+// a rank's stage is its position in the pipeline communicators (those where only
+// send/recv ran).  -1 without pipeline communicators, or for a rank they place apart.
+std::vector<int> comm_stages(const TraceSet& set) {
+  std::vector<int> rank_stage(set.ranks.size(), -1);
+  std::vector<bool> conflict(set.ranks.size(), false);
+  for (const CommInfo& c : set.comms) {
+    if (c.role != "pp") continue;
+    for (size_t pos = 0; pos < c.members.size(); ++pos) {
+      const int64_t m = c.members[pos];
+      if (m < 0 || static_cast<size_t>(m) >= rank_stage.size()) continue;
+      int& s = rank_stage[static_cast<size_t>(m)];
+      if (s >= 0 && s != static_cast<int>(pos)) conflict[static_cast<size_t>(m)] = true;
+      s = static_cast<int>(pos);
+    }
+  }
+  std::vector<int> out(set.comms.size(), -1);
+  for (const CommInfo& c : set.comms) {
+    int s = -2;
+    for (int64_t m : c.members) {
+      const int ms =
+          m < 0 || conflict[static_cast<size_t>(m)] ? -1 : rank_stage[static_cast<size_t>(m)];
+      s = s == -2 || s == ms ? ms : -1;
+    }
+    out[static_cast<size_t>(c.index)] = s < 0 ? -1 : s;
+  }
+  return out;
+}
+
+// Whether every sibling's readings agree (within `margin` of the primary one): nothing
+// on another stream in the gap that may or may not have held the ranks up.
+bool readings_agree(const std::vector<std::pair<int, const GroupAgg*>>& at, double margin) {
+  for (const auto& [ci, g] : at) {
+    const auto [lo, hi] = std::minmax_element(g->gap_min.begin(), g->gap_min.end());
+    if (static_cast<double>(*hi - *lo) > margin * static_cast<double>(g->gap_min[0])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, double late_margin)
+    : by_comm_(set.comms.size()), family_(set.comms.size(), -1), rank_comms_(set.ranks.size()) {
+  const std::vector<int> stage = comm_stages(set);
+  for (const CommFamily& fam : comm_families(set)) {
+    if (fam.comms.size() < 2) continue;
+    const double members = static_cast<double>(fam.comms.front()->nranks);
+    Family out;
+    size_t seqs = 0;
+    for (const CommInfo* c : fam.comms) {
+      out.comms.push_back(c->index);
+      seqs = std::max(seqs, table.comms()[static_cast<size_t>(c->index)].groups.size());
+    }
+    std::vector<std::pair<int, const GroupAgg*>> at;
+    std::vector<std::pair<Signature, int>> calls;
+    // Each communicator's lasting offset from the mean of the siblings it met, by comm index.
+    std::vector<std::pair<double, uint64_t>> offset(set.comms.size(), {0.0, 0});
+    uint64_t compared = 0, clean_ops = 0;
+    for (uint64_t seq = 0; seq < seqs; ++seq) {
+      if (!compared_at(table, fam, seq, at, calls)) continue;
+      ++compared;
+      const bool clean = readings_agree(at, late_margin);
+      clean_ops += clean;
+      const double n = static_cast<double>(at.size());
+      ComputeReadings sum{};
+      for (const auto& [ci, g] : at) {
+        for (int k = 0; k < kReadings; ++k) sum[k] += g->gap_min[k];
+      }
+      size_t slowest = 0;
+      int64_t top = INT64_MIN, second = INT64_MIN;
+      for (size_t i = 0; i < at.size(); ++i) {
+        const int64_t v = at[i].second->gap_min[0];
+        if (v > top) {
+          second = top;
+          top = v;
+          slowest = i;
+        } else if (v > second) {
+          second = v;
+        }
+      }
+      for (size_t i = 0; i < at.size(); ++i) {
+        const auto& [ci, g] = at[i];
+        double excess = 0;
+        bool late = true, not_late = true;
+        for (int k = 0; k < kReadings; ++k) {
+          const double own = static_cast<double>(g->gap_min[k]);
+          const double others = (static_cast<double>(sum[k]) - own) / (n - 1);
+          const double e = own - others;
+          excess = k == 0 ? e : std::min(excess, e);
+          late = late && e > late_margin * others;
+          not_late = not_late && e <= late_margin * others;
+        }
+        const double own = static_cast<double>(g->gap_min[0]);
+        const double others = (static_cast<double>(sum[0]) - own) / (n - 1);
+        Lateness& l = by_comm_[static_cast<size_t>(ci)];
+        ++l.groups;
+        l.gap_sum += own;
+        l.excess_sum += excess;
+        l.excess_sq_sum += excess * excess;
+        if (excess > 0) ++l.excess_positive;
+        // Readings that disagree (ops on other streams in the gap, held or alongside:
+        // siblings in other pipeline stages wait in different send/recv) say neither.
+        if (std::max(own, others) >= kMinInformativeGapNs && (late || not_late)) {
+          if (late) {
+            ++l.above;
+            l.late_excess_ns += excess;
+          } else {
+            ++l.below;
+          }
+        }
+        if (i == slowest) {
+          ++l.last;
+          l.cost_ns += std::clamp(excess, 0.0, static_cast<double>(top - second));
+        }
+        if (clean) {
+          auto& [off, count] = offset[static_cast<size_t>(ci)];
+          off += own - static_cast<double>(sum[0]) / n;
+          ++count;
+        }
+      }
+    }
+    // The spread that varies from op to op: each communicator's value less its lasting
+    // offset.  A lasting difference (a heavier stage or replica, or siblings in other
+    // stages with other ops around theirs) is structure, not data that varies.
+    // Only siblings in one pipeline stage do the same work around their ops, and only ops
+    // whose readings agree measure compute alone (around the others, a slow link or a
+    // stage's send/recv changes what the gap holds, by op).
+    std::vector<double> cvs, sds;
+    std::vector<std::pair<int, double>> v;  // (stage, value)
+    for (uint64_t seq = 0; seq < seqs; ++seq) {
+      if (!compared_at(table, fam, seq, at, calls) || !readings_agree(at, late_margin)) continue;
+      v.clear();
+      for (const auto& [ci, g] : at) {
+        const auto& [off, count] = offset[static_cast<size_t>(ci)];
+        v.emplace_back(stage[static_cast<size_t>(ci)],
+                       static_cast<double>(g->gap_min[0]) - off / static_cast<double>(count));
+      }
+      std::sort(v.begin(), v.end());
+      for (size_t b = 0, e = 0; b < v.size(); b = e) {
+        while (e < v.size() && v[e].first == v[b].first) ++e;
+        if (e - b < 2) continue;
+        const double n = static_cast<double>(e - b);
+        double mean = 0, top = v[b].second;
+        for (size_t i = b; i < e; ++i) {
+          mean += v[i].second / n;
+          top = std::max(top, v[i].second);
+        }
+        double sq = 0;
+        for (size_t i = b; i < e; ++i) {
+          sq += (v[i].second - mean) * (v[i].second - mean);
+          out.spread_wait_ns += members * (top - v[i].second);
+        }
+        if (mean > 0) {
+          const double sd = std::sqrt(sq / (n - 1));
+          cvs.push_back(sd / mean);
+          sds.push_back(sd);
+        }
+      }
+    }
+    // The ops left out are taken to vary as much as those measured.
+    if (clean_ops > 0)
+      out.spread_wait_ns *= static_cast<double>(compared) / static_cast<double>(clean_ops);
+    if (cvs.empty()) continue;
+    out.median_cv = median_of(cvs);
+    out.median_sd_ns = median_of(sds);
+    const int index = static_cast<int>(families_.size());
+    for (const CommInfo* c : fam.comms) {
+      if (by_comm_[static_cast<size_t>(c->index)].groups == 0) continue;
+      family_[static_cast<size_t>(c->index)] = index;
+      for (int64_t m : c->members) {
+        if (m >= 0 && static_cast<size_t>(m) < rank_comms_.size())
+          rank_comms_[static_cast<size_t>(m)].push_back(c->index);
+      }
+    }
+    families_.push_back(std::move(out));
+  }
+}
+
+const Lateness* SiblingLateness::of(int comm) const {
+  if (comm < 0 || static_cast<size_t>(comm) >= by_comm_.size()) return nullptr;
+  const Lateness& l = by_comm_[static_cast<size_t>(comm)];
+  return l.groups > 0 ? &l : nullptr;
+}
+
+const std::vector<int>& SiblingLateness::comms_of(int64_t rank) const {
+  static const std::vector<int> kNone;
+  if (rank < 0 || static_cast<size_t>(rank) >= rank_comms_.size()) return kNone;
+  return rank_comms_[static_cast<size_t>(rank)];
+}
+
+int SiblingLateness::family_of(int comm) const {
+  if (comm < 0 || static_cast<size_t>(comm) >= family_.size()) return -1;
+  return family_[static_cast<size_t>(comm)];
+}
+
+}  // namespace ringside::analysis
