@@ -54,10 +54,12 @@ bool compared_at(const GroupTable& table, const CommFamily& fam, uint64_t seq,
   return at.size() >= 2;
 }
 
-// The pipeline stage of each communicator (by comm index) whose members all sit in one:
-// a rank's stage is its position in the pipeline communicators (those where only
-// send/recv ran).  -1 without pipeline communicators, or for a rank they place apart.
-std::vector<int> comm_stages(const TraceSet& set) {
+// The families of `set` split by pipeline stage: siblings in different stages do
+// different work around the same collective (one computes before it, another waits in a
+// send/recv before it), so only siblings of one stage are compared.  A rank's stage is
+// its position in the pipeline communicators (those where only send/recv ran); the
+// communicators whose members are not all in one known stage form one group.
+std::vector<CommFamily> stage_families(const TraceSet& set) {
   std::vector<int> rank_stage(set.ranks.size(), -1);
   std::vector<bool> conflict(set.ranks.size(), false);
   for (const CommInfo& c : set.comms) {
@@ -70,15 +72,31 @@ std::vector<int> comm_stages(const TraceSet& set) {
       s = static_cast<int>(pos);
     }
   }
-  std::vector<int> out(set.comms.size(), -1);
-  for (const CommInfo& c : set.comms) {
+  auto stage_of = [&](const CommInfo& c) {
     int s = -2;
     for (int64_t m : c.members) {
       const int ms =
-          m < 0 || conflict[static_cast<size_t>(m)] ? -1 : rank_stage[static_cast<size_t>(m)];
+          m < 0 || static_cast<size_t>(m) >= rank_stage.size() || conflict[static_cast<size_t>(m)]
+              ? -1
+              : rank_stage[static_cast<size_t>(m)];
       s = s == -2 || s == ms ? ms : -1;
     }
-    out[static_cast<size_t>(c.index)] = s < 0 ? -1 : s;
+    return s < 0 ? -1 : s;
+  };
+  std::vector<CommFamily> out;
+  for (const CommFamily& fam : comm_families(set)) {
+    std::vector<std::pair<int, CommFamily>> by_stage;
+    for (const CommInfo* c : fam.comms) {
+      const int s = stage_of(*c);
+      auto it = std::find_if(by_stage.begin(), by_stage.end(),
+                             [&](const auto& x) { return x.first == s; });
+      if (it == by_stage.end()) {
+        by_stage.emplace_back(s, CommFamily{{}, fam.role});
+        it = std::prev(by_stage.end());
+      }
+      it->second.comms.push_back(c);
+    }
+    for (auto& [s, f] : by_stage) out.push_back(std::move(f));
   }
   return out;
 }
@@ -97,8 +115,7 @@ bool readings_agree(const std::vector<std::pair<int, const GroupAgg*>>& at, doub
 
 SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, double late_margin)
     : by_comm_(set.comms.size()), family_(set.comms.size(), -1), rank_comms_(set.ranks.size()) {
-  const std::vector<int> stage = comm_stages(set);
-  for (const CommFamily& fam : comm_families(set)) {
+  for (const CommFamily& fam : stage_families(set)) {
     if (fam.comms.size() < 2) continue;
     const double members = static_cast<double>(fam.comms.front()->nranks);
     Family out;
@@ -176,41 +193,32 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
       }
     }
     // The spread that varies from op to op: each communicator's value less its lasting
-    // offset.  A lasting difference (a heavier stage or replica, or siblings in other
-    // stages with other ops around theirs) is structure, not data that varies.
-    // Only siblings in one pipeline stage do the same work around their ops, and only ops
-    // whose readings agree measure compute alone (around the others, a slow link or a
-    // stage's send/recv changes what the gap holds, by op).
-    std::vector<double> cvs, sds;
-    std::vector<std::pair<int, double>> v;  // (stage, value)
+    // offset (a lasting difference, a heavier replica, is structure, not data that
+    // varies), over the ops whose readings agree (they measure compute alone: around the
+    // others, a slow link or an op on another stream changes what the gap holds, by op).
+    std::vector<double> cvs, sds, v;
     for (uint64_t seq = 0; seq < seqs; ++seq) {
       if (!compared_at(table, fam, seq, at, calls) || !readings_agree(at, late_margin)) continue;
       v.clear();
       for (const auto& [ci, g] : at) {
         const auto& [off, count] = offset[static_cast<size_t>(ci)];
-        v.emplace_back(stage[static_cast<size_t>(ci)],
-                       static_cast<double>(g->gap_min[0]) - off / static_cast<double>(count));
+        v.push_back(static_cast<double>(g->gap_min[0]) - off / static_cast<double>(count));
       }
-      std::sort(v.begin(), v.end());
-      for (size_t b = 0, e = 0; b < v.size(); b = e) {
-        while (e < v.size() && v[e].first == v[b].first) ++e;
-        if (e - b < 2) continue;
-        const double n = static_cast<double>(e - b);
-        double mean = 0, top = v[b].second;
-        for (size_t i = b; i < e; ++i) {
-          mean += v[i].second / n;
-          top = std::max(top, v[i].second);
-        }
-        double sq = 0;
-        for (size_t i = b; i < e; ++i) {
-          sq += (v[i].second - mean) * (v[i].second - mean);
-          out.spread_wait_ns += members * (top - v[i].second);
-        }
-        if (mean > 0) {
-          const double sd = std::sqrt(sq / (n - 1));
-          cvs.push_back(sd / mean);
-          sds.push_back(sd);
-        }
+      const double n = static_cast<double>(v.size());
+      double mean = 0, top = v.front();
+      for (double x : v) {
+        mean += x / n;
+        top = std::max(top, x);
+      }
+      double sq = 0;
+      for (double x : v) {
+        sq += (x - mean) * (x - mean);
+        out.spread_wait_ns += members * (top - x);
+      }
+      if (mean > 0) {
+        const double sd = std::sqrt(sq / (n - 1));
+        cvs.push_back(sd / mean);
+        sds.push_back(sd);
       }
     }
     // The ops left out are taken to vary as much as those measured.

@@ -5,8 +5,10 @@
 // pipeline stage with more work whose ranks meet the rest only in ops that have no
 // reading (gradient buckets overlapped with the backward pass, match/own_compute.h).
 // The communicators of one family (match/comm_roles.h: one role and size, disjoint
-// members) run the same calls at the same sequence numbers and, in a healthy job,
-// compute as long before each.  So each is compared with its siblings op by op, the
+// members) in one pipeline stage run the same calls at the same sequence numbers and,
+// in a healthy job, compute as long before each.  (Siblings in different stages do not:
+// one computes before a collective where another has waited in a send/recv, so they
+// are never compared.)  So each is compared with its siblings op by op, the
 // way rank_stats.h compares a rank with its peers: a communicator is late at an op
 // when its own compute before it exceeds the siblings' mean by the late margin under
 // every reading.
@@ -17,8 +19,8 @@
 // Siblings are compared at a sequence number only where their calls agree (op, count,
 // type; the most common call when some differ) and every member of each has a reading.
 // Where the readings disagree (late under some, not under others: ops on other streams
-// in the gap that may have held the ranks up or not; siblings in different pipeline
-// stages wait in different send/recv), the op counts neither for nor against: unlike
+// in the gap that may have held the ranks up or not), the op counts neither for nor
+// against: unlike
 // the members of one communicator, siblings need not have the same ops around theirs.
 #pragma once
 
@@ -33,10 +35,9 @@ namespace ringside::analysis {
 
 class SiblingLateness {
  public:
-  // A family that had siblings to compare, and how far apart they were from op to op:
-  // over the ops compared, the median spread (coefficient of variation and standard
-  // deviation, ns) of the communicators' own compute, among siblings of one pipeline
-  // stage (siblings in different stages have different ops around theirs), each less
+  // A family (of one pipeline stage) that had siblings to compare, and how far apart
+  // they were from op to op: over the ops compared, the median spread (coefficient of
+  // variation and standard deviation, ns) of the communicators' own compute, each less
   // its mean offset from its siblings (a lasting difference is structure, a heavier
   // replica, not data that varies).
   struct Family {
