@@ -273,12 +273,9 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
     f.comm = s.comm->id;
     f.comm_label = s.comm->label;
     f.cost_s = sum.cost_ns / 1e9;
-    const double rel = sum.mean_gap() > sum.mean_excess()
-                           ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
-                           : 0;
     f.evidence = std::to_string(s.ranks.size()) + " ranks forming " + s.label +
-                 " consistently compute " + fmt("%.0f", 100 * rel) +
-                 "% longer before the ops they share with the rest, with healthy GPU "
+                 " consistently compute " + excess_text(sum) +
+                 " before the ops they share with the rest, with healthy GPU "
                  "counters (the others waited " +
                  fmt("%.2f", f.cost_s) + " s): " + s.advice + ".";
     const std::vector<std::string> on = ctx.nodes_of(s.ranks);

@@ -22,6 +22,7 @@
 
 #include "detect/context.h"
 #include "match/comm_roles.h"
+#include "report/format.h"
 
 namespace ringside::analysis {
 namespace {
@@ -335,6 +336,14 @@ Lateness set_lateness(const Context& ctx, const std::vector<int64_t>& ranks) {
     }
   }
   return siblings.cost_ns > pooled.cost_ns ? siblings : pooled;
+}
+
+std::string excess_text(const Lateness& sum) {
+  const double excess = sum.mean_excess(), others = sum.mean_gap() - excess;
+  std::string out = fmt("%.2f", excess / 1e6) + " ms more";
+  if (others > 0 && others > 0.1 * excess)
+    out += " (" + fmt("%.0f", 100 * excess / others) + "% longer)";
+  return out;
 }
 
 double potential_cost_s(const Context& ctx, int64_t rank) {

@@ -80,8 +80,8 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Fi
                            : 0;
     CauseGuess cause = gpu_cause(ctx, node_ranks);
     f.evidence = "All " + std::to_string(node_ranks.size()) + " ranks of " + node + " compute " +
-                 fmt("%.1f", 100 * rel) +
-                 "% longer before the ops they share with other nodes, the same for all of "
+                 excess_text(sum) +
+                 " before the ops they share with other nodes, the same for all of "
                  "them, so the node and not one GPU is slow (the others waited " +
                  fmt("%.2f", f.cost_s) + " s); " + cause.sentence;
     f.extra["cause"] = cause.cause;
