@@ -13,7 +13,9 @@ RINGSIDE_PACKAGES=(
   slurm-wlm munge procps bc time
 )
 
-log() { printf '[ringside] %s\n' "$*" >&2; }
+# Each line says when it was printed (seconds since the script started), so that a
+# long log shows where the time went.
+log() { printf '[ringside] %4ds %s\n' "$SECONDS" "$*" >&2; }
 die() { printf '[ringside] error: %s\n' "$*" >&2; exit 2; }
 
 install_packages() {
@@ -40,7 +42,12 @@ configure_and_build() {
   while (($#)) && [[ "$1" != "--" ]]; do cmake_args+=("$1"); shift; done
   (($#)) && shift
   targets=("$@")
-  cmake -S "$RINGSIDE_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}" >/dev/null
+  # Optimized; debug information only in the sanitizer build, whose reports quote
+  # source lines: without it a build takes about a quarter less time.
+  local type=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG"
+    "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG")
+  [[ " ${cmake_args[*]} " == *" -DRINGSIDE_ASAN=ON "* ]] && type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  cmake -S "$RINGSIDE_ROOT" -B "$dir" "${type[@]}" "${cmake_args[@]}" >/dev/null
   if ((${#targets[@]})); then
     cmake --build "$dir" -j "$RINGSIDE_JOBS" --target "${targets[@]}"
   else
