@@ -66,3 +66,12 @@ ringside_add_e2e_scenario(healthy_hybrid_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/
   EXPECT "verdict=healthy;findings=0" ARGS --tp 2 --pp 2 --comm-init uniqueid)
 ringside_add_e2e_scenario(stop_tp_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/stop_tp.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=5" ARGS --tp 2 --pp 2 --comm-init uniqueid)
+# Four pipeline stages that place the same work differently around the same
+# collectives (stage 0 computes before its tensor-parallel all-reduce, the last one
+# has just waited in a receive): healthy.  And a heavier stage in a hybrid job with
+# unique-id communicators, found whole from compute time.
+ringside_add_e2e_scenario(healthy_tp2pp4_uniqueid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
+  EXPECT "verdict=healthy;findings=0" ARGS --tp 2 --pp 4 --comm-init uniqueid --jitter 0.05)
+ringside_add_e2e_scenario(imbalance_stage_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
+  EXPECT "verdict=degraded;kind=imbalance;subkind=structural;ranks=8,9,10,11,12,13,14,15"
+  ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance pipeline --heavy-factor 1.5 --steps 30)
