@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/op_trace.h"
 #include "core/world.h"
+#include "ringside/version.h"
 #include "validate/validate_command.h"
 
 namespace {
@@ -24,6 +25,7 @@ void usage(std::FILE* out) {
                "[--min-busbw GBPS]\n"
                "       nccl_bench validate [--baseline FILE] [--level quick|full] "
                "[--fleet-threshold PCT] [--drain] [--json FILE]\n"
+               "       nccl_bench --version\n"
                "collectives: ");
   bool first = true;
   for (const auto* c : ringside::bench::all_collectives()) {
@@ -68,6 +70,10 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
     usage(stdout);
+    return 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::printf("%s\n", ringside::version_text("nccl_bench").c_str());
     return 0;
   }
   try {

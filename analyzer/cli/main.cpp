@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "ringside/safe_text.h"
+#include "ringside/version.h"
 #include "probe/launcher/run_command.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   CLI::App app{
       "ringside: find the rank, GPU, node or link slowing or hanging a distributed GPU job"};
+  app.set_version_flag("--version", ringside::version_text("ringside"));
   app.require_subcommand(1);
   int exit_code = 0;
   ringside::analysis::cli::add_analyze_command(app, exit_code);

@@ -14,6 +14,7 @@
 
 #include "launcher.h"
 #include "ringside/config_spec.h"
+#include "ringside/version.h"
 
 namespace {
 
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
       "PROGRAM [ARGS...]",
       "simrun"};
   app.footer(kFooter);
+  app.set_version_flag("--version", ringside::version_text("simrun"));
   ringside::sim::LaunchOptions options;
   std::string timeout_text = "0";
   std::string kill_after_text = "5";
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
     std::fprintf(stderr,

@@ -65,6 +65,14 @@ TEST(Cli, FindingsExitOneWithEveryContractField) {
   EXPECT_NE(r.out.find("ringside.report/1"), std::string::npos);
 }
 
+TEST(Cli, VersionNamesTheBuildAndWhatItWasBuiltAgainst) {
+  auto r = run_cli({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ringside 0.", 0), 0u) << r.out;
+  for (const char* part : {"built against NCCL 2.", "CUDA runtime ", "HDF5 1."})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << " in " << r.out;
+}
+
 TEST(Cli, NotADirectory) {
   auto r = run_cli({"analyze", "/nonexistent/traces"});
   EXPECT_EQ(r.exit_code, 2);
