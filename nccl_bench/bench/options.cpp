@@ -10,12 +10,19 @@
 
 namespace ringside::bench {
 
+void name_option_values(CLI::App& app,
+                        std::initializer_list<std::pair<const char*, const char*>> flag_types) {
+  for (const auto& [flag, type] : flag_types) {
+    for (CLI::Option* opt : app.get_options()) {
+      if (opt->check_name(flag)) opt->type_name(type);
+    }
+  }
+}
+
 uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
   auto v = config::parse_bytes(text);
   if (!v.ok()) {
-    throw UsageError(
-        flag + " '" + text + "': " + v.message() +
-        "; give bytes as an integer with an optional K, M or G suffix (e.g. 8, 64K, 8G)");
+    throw UsageError(flag + ": " + v.message());
   }
   return *v;
 }
@@ -90,7 +97,7 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   app.allow_extras(false);
   std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, T, min_bw,
                                       launcher = "auto";
-  app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G suffixes), default 32M");
+  app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G/T suffixes), default 32M");
   app.add_option("-e,--maxbytes", e, "maximum size in bytes, default 32M");
   app.add_option("-i,--stepbytes", i, "fixed size increment when -f is not given, default 1M");
   app.add_option("-f,--stepfactor", f,
@@ -124,6 +131,28 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
       "--rendezvous", o.world.rendezvous.file,
       "without MPI and NCCL_COMM_ID: shared file through which rank 0 publishes the NCCL id");
   app.add_option("--launcher", launcher, "auto (MPI when started by mpirun/PMIx), mpi or env");
+  name_option_values(app, {{"-b", "BYTES"},
+                           {"-e", "BYTES"},
+                           {"-i", "BYTES"},
+                           {"-f", "N"},
+                           {"-n", "N"},
+                           {"-w", "N"},
+                           {"-m", "N"},
+                           {"-c", "N"},
+                           {"-o", "OP"},
+                           {"-d", "TYPE"},
+                           {"-r", "RANK"},
+                           {"-g", "N"},
+                           {"-t", "N"},
+                           {"-a", "0-3"},
+                           {"-z", "0-3"},
+                           {"-G", "N"},
+                           {"-T", "SEC"},
+                           {"-J", "FILE"},
+                           {"--trace-dir", "DIR"},
+                           {"--min-busbw", "GBPS"},
+                           {"--rendezvous", "FILE"},
+                           {"--launcher", "MODE"}});
 
   std::vector<std::string> args;
   for (int k = argc - 1; k >= first; --k) args.emplace_back(argv[k]);

@@ -2,7 +2,10 @@
 // same names and meanings, plus ringside's output and launch options.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +50,10 @@ std::vector<uint64_t> bench_sizes(const BenchOptions& o);
 
 // Shared option parsing helpers (also used by validate).
 uint64_t parse_size_flag(const std::string& flag, const std::string& text);
+// Names in `app`'s help what each option takes ("BYTES", "N", "SEC"), by flag: values are
+// read as text (nccl-tests' forms, our own messages), which help would call TEXT.
+void name_option_values(CLI::App& app,
+                        std::initializer_list<std::pair<const char*, const char*>> flag_types);
 int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max);
 double parse_double_flag(const std::string& flag, const std::string& text, double min);
 // -T/--timeout: seconds (units s, m, h, ms allowed), 0 = no limit.

@@ -61,6 +61,16 @@ std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
   app.add_option("--rendezvous", o.world.rendezvous.file,
                  "shared file for the NCCL id without MPI/NCCL_COMM_ID");
   app.add_option("--launcher", launcher, "auto, mpi or env");
+  name_option_values(app, {{"--baseline", "FILE"},
+                           {"--level", "LEVEL"},
+                           {"--fleet-threshold", "PCT"},
+                           {"--json", "FILE"},
+                           {"--sizes", "BYTES,..."},
+                           {"-n", "N"},
+                           {"-w", "N"},
+                           {"-T", "SEC"},
+                           {"--rendezvous", "FILE"},
+                           {"--launcher", "MODE"}});
   std::vector<std::string> args;
   for (int k = argc - 1; k >= 2; --k) args.emplace_back(argv[k]);
   try {

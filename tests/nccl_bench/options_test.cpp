@@ -180,6 +180,20 @@ TEST(Options, HelpIsNotAnError) {
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_FALSE(o);
   EXPECT_NE(out.find("--minbytes"), std::string::npos);
+  // Every option says what it takes: a size, a count, seconds, a file...
+  EXPECT_EQ(out.find(" TEXT"), std::string::npos) << out;
+  for (const char* taken : {"-b,--minbytes BYTES", "-n,--iters N", "-T,--timeout SEC"})
+    EXPECT_NE(out.find(taken), std::string::npos) << taken << " in " << out;
+}
+
+TEST(Options, ABadSizeIsNamedOnce) {
+  try {
+    parse({"-b", "8Q"});
+    ADD_FAILURE() << "-b 8Q was accepted";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m, "-b: '8Q' has an unknown size unit 'Q' (use K, M, G or T)");
+  }
 }
 
 }  // namespace
