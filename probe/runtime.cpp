@@ -217,19 +217,38 @@ void emit_event(trace::EventKind kind, uint64_t comm_id, uint64_t seq, int64_t v
   rt->events.push(e);
 }
 
-void log_warning(const char* fmt, ...) {
+namespace {
+
+// "ringside probe (rank R on NODE): LEVEL: MSG", or without the rank while it is not yet known.
+void log_line(const char* level, const char* fmt, va_list ap) {
   char msg[1024];
+  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  Runtime* rt = runtime();
+  if (rt != nullptr && rt->identity.rank >= 0) {
+    std::fprintf(stderr, "ringside probe (rank %lld on %s): %s%s\n",
+                 static_cast<long long>(rt->identity.rank), rt->identity.node.c_str(), level, msg);
+  } else if (rt != nullptr && !rt->identity.node.empty()) {
+    std::fprintf(stderr, "ringside probe (pid %lld on %s): %s%s\n", static_cast<long long>(rt->pid),
+                 rt->identity.node.c_str(), level, msg);
+  } else {
+    std::fprintf(stderr, "ringside probe: %s%s\n", level, msg);
+  }
+}
+
+}  // namespace
+
+void log_warning(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  log_line("warning: ", fmt, ap);
   va_end(ap);
-  Runtime* rt = runtime();
-  if (rt != nullptr) {
-    std::fprintf(stderr, "ringside probe (rank %lld on %s): warning: %s\n",
-                 static_cast<long long>(rt->identity.rank), rt->identity.node.c_str(), msg);
-  } else {
-    std::fprintf(stderr, "ringside probe: warning: %s\n", msg);
-  }
+}
+
+void log_info(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line("", fmt, ap);
+  va_end(ap);
 }
 
 void request_flush() {

@@ -138,8 +138,11 @@ int64_t now_ns();
 void emit_event(trace::EventKind kind, uint64_t comm_id, uint64_t seq, int64_t value, int device,
                 const char* fmt, ...) __attribute__((format(printf, 6, 7)));
 
-// "ringside probe (rank R on NODE): warning: ..." on stderr.  Not for signal handlers.
+// "ringside probe (rank R on NODE): warning: ..." on stderr (the pid instead of the rank
+// while that is unknown).  Not for signal handlers.
 void log_warning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The same without "warning:", for what the user asked to see (RINGSIDE_DUMP_CONFIG).
+void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Asks the writer for an immediate flush (async-signal-safe).
 void request_flush();

@@ -137,7 +137,7 @@ class TraceSink {
     }
     writer_ = std::move(created.value());
     remember_trace_file(*writer_);
-    if (rt_.config.dump_config) log_warning("tracing to %s", path.c_str());
+    if (rt_.config.dump_config) log_info("tracing to %s", path.c_str());
   }
 
   template <typename T>
