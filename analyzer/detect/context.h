@@ -93,6 +93,13 @@ struct LateRanks {
   // them when there are no stages), sorted: only these can be stragglers on their
   // own; the others are late only against ranks doing other work.
   std::vector<int64_t> alone;
+
+  // Whether any of `ranks` is late against members of its own stage.
+  bool any_alone(const std::vector<int64_t>& of) const {
+    return std::any_of(of.begin(), of.end(), [&](int64_t r) {
+      return std::binary_search(alone.begin(), alone.end(), r);
+    });
+  }
 };
 LateRanks find_late_ranks(const Context& ctx);
 // The structure (not a node) among `candidates` whose ranks are exactly `ranks`, if any.
@@ -108,6 +115,9 @@ Lateness set_lateness(const Context& ctx, const std::vector<int64_t>& ranks);
 // ops they share; the share is left out where the others' compute there is vanishingly
 // small (ranks that start those ops at once, having waited in another op before them).
 std::string excess_text(const Lateness& sum);
+// The same excess as a fraction of the others' compute (0.15 for 15% longer); 0 where
+// they computed nothing before those ops.
+double relative_excess(const Lateness& sum);
 // What a late rank would cost with no slower rank beside it, s: its excess over the
 // ops where it was late, in the communicator where that is largest.
 double potential_cost_s(const Context& ctx, int64_t rank);

@@ -259,10 +259,7 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
     if (gpu_cause(ctx, s.ranks).cause != "unknown") continue;
     // Ranks late only against other stages are late with their whole stage or not at
     // all: part of a stage is no structure (the stage is judged by compute time below).
-    const bool against_own_stage = std::any_of(s.ranks.begin(), s.ranks.end(), [&](int64_t r) {
-      return std::binary_search(late.alone.begin(), late.alone.end(), r);
-    });
-    if (s.kind != LateSet::Kind::kStage && !against_own_stage) continue;
+    if (s.kind != LateSet::Kind::kStage && !late.any_alone(s.ranks)) continue;
     structural = true;
     const Lateness sum = set_lateness(ctx, s.ranks);
     Finding f;
@@ -301,10 +298,7 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
   if (structural) return;
   // Ranks late only against other stages (late.alone) are no stragglers of their own:
   // their stage may do more work, seen in compute time below.
-  const bool stragglers = std::any_of(late.ranks.begin(), late.ranks.end(), [&](int64_t r) {
-    return std::binary_search(late.alone.begin(), late.alone.end(), r);
-  });
-  if (!stragglers && detect_heavy_stage(ctx, late.candidates, out)) return;
+  if (!late.any_alone(late.ranks) && detect_heavy_stage(ctx, late.candidates, out)) return;
   if (!late.ranks.empty()) return;
   detect_data_dependent(ctx, out);
 }

@@ -338,11 +338,16 @@ Lateness set_lateness(const Context& ctx, const std::vector<int64_t>& ranks) {
   return siblings.cost_ns > pooled.cost_ns ? siblings : pooled;
 }
 
+double relative_excess(const Lateness& sum) {
+  const double others = sum.mean_gap() - sum.mean_excess();
+  return others > 0 ? sum.mean_excess() / others : 0;
+}
+
 std::string excess_text(const Lateness& sum) {
-  const double excess = sum.mean_excess(), others = sum.mean_gap() - excess;
-  std::string out = fmt("%.2f", excess / 1e6) + " ms more";
-  if (others > 0 && others > 0.1 * excess)
-    out += " (" + fmt("%.0f", 100 * excess / others) + "% longer)";
+  const double others = sum.mean_gap() - sum.mean_excess(), rel = relative_excess(sum);
+  std::string out = fmt("%.2f", sum.mean_excess() / 1e6) + " ms more";
+  // Above 10x the others' compute the share says nothing (they waited just before).
+  if (others > 0 && rel < 10) out += " (" + fmt("%.0f", 100 * rel) + "% longer)";
   return out;
 }
 

@@ -75,9 +75,7 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Fi
     f.nodes = {node};
     const Lateness sum = set_lateness(ctx, node_ranks);
     f.cost_s = sum.cost_ns / 1e9;
-    const double rel = sum.mean_gap() > sum.mean_excess()
-                           ? sum.mean_excess() / (sum.mean_gap() - sum.mean_excess())
-                           : 0;
+    const double rel = relative_excess(sum);
     CauseGuess cause = gpu_cause(ctx, node_ranks);
     f.evidence = "All " + std::to_string(node_ranks.size()) + " ranks of " + node + " compute " +
                  excess_text(sum) +
@@ -97,7 +95,7 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Fi
   }
   for (int64_t r : remaining) {
     // Late only against other stages: a heavier stage, unless the whole stage is.
-    if (!std::binary_search(late.alone.begin(), late.alone.end(), r)) continue;
+    if (!late.any_alone({r})) continue;
     const Lateness l = pooled_lateness(ctx, r);
     const double cost = l.cost_ns / 1e9;
     // A rank beside a slower one costs little now (the others wait for that one) and
