@@ -2,7 +2,6 @@
 // same names and meanings, plus ringside's output and launch options.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <utility>
@@ -12,6 +11,10 @@
 
 #include "bench/collective.h"
 #include "core/world.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace ringside::bench {
 
