@@ -59,6 +59,11 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--jitter", s.jitter, "relative noise of compute chunks")
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
+  cmd->add_option("--hiccups", s.hiccups,
+                  "chance that a compute chunk is held up once by its host (30-100% longer): "
+                  "noise, not a fault")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   cmd->add_option("--intra-gbps", s.intra_gbps, "intra-node bus bandwidth, GB/s")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -79,7 +84,8 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--fault", a->faults,
       "inject a fault (repeatable): straggler:rank=R,factor=F | throttle:rank=R[,factor=F] | "
-      "slow_node:node=N,factor=F | imbalance:amount=A | heavy_stage:stage=S,factor=F | "
+      "slow_node:node=N,factor=F | imbalance:amount=A | heavy_sample:factor=F[,rank=R,every=K] | "
+      "heavy_stage:stage=S,factor=F | "
       "heavy_replica:replica=D,factor=F | slow_nic:node=N,factor=F | "
       "slow_pair:a=N1,b=N2,factor=F | slow_p2p:rank=R,peer=P,factor=F | stop:rank=R,op=N | "
       "all_stuck:op=N | stall:rank=R,op=N | "

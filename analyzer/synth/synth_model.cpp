@@ -174,6 +174,21 @@ int64_t SynthModel::chunk_ns(int rank, int step, int slot) const {
           uniform(0xda7a, static_cast<uint64_t>(replica_of(rank)), static_cast<uint64_t>(step));
       f *= 1 + x.amount * std::min(-std::log(u), 4.0) / 2;
     }
+    // A long sample: in every K-th step one rank, drawn anew (or the given one), gets F
+    // times the work; its tensor-parallel peers wait for it, and through them everyone.
+    if (x.kind == FaultKind::kHeavySample && step % x.every == 0) {
+      const int heavy =
+          x.rank >= 0
+              ? x.rank
+              : static_cast<int>(uniform(0x5a3b, static_cast<uint64_t>(step), 0) * spec_.ranks);
+      if (heavy == rank) f *= x.factor;
+    }
+  }
+  if (spec_.hiccups > 0) {
+    const auto r = static_cast<uint64_t>(rank), s = static_cast<uint64_t>(step);
+    const auto k = static_cast<uint64_t>(slot);
+    if (uniform(0x41cc, r, s * 4096 + k) < spec_.hiccups)
+      f *= 1.3 + 0.7 * uniform(0x41cd, r, s * 4096 + k);
   }
   double base = spec_.compute_ms * 1e6 / chunks_per_step_;
   double j = 1 + spec_.jitter * gauss(static_cast<uint64_t>(rank), static_cast<uint64_t>(step),

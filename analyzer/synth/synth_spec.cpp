@@ -21,6 +21,7 @@ const std::vector<KindInfo>& kinds() {
       {"slow_node", FaultKind::kSlowNode, {"node", "factor"}, {}},
       {"throttle", FaultKind::kThrottle, {"rank"}, {"factor"}},
       {"imbalance", FaultKind::kImbalanceData, {"amount"}, {}},
+      {"heavy_sample", FaultKind::kHeavySample, {"factor"}, {"rank", "every"}},
       {"heavy_stage", FaultKind::kHeavyStage, {"stage", "factor"}, {}},
       {"heavy_replica", FaultKind::kHeavyReplica, {"replica", "factor"}, {}},
       {"slow_nic", FaultKind::kSlowNic, {"node", "factor"}, {}},
@@ -106,7 +107,7 @@ Result<Fault> parse_fault(std::string_view text) {
       return Status::error("--fault '" + whole + "': " + key + "='" + value + "' " + why);
     };
     if (key == "rank" || key == "peer" || key == "op" || key == "stage" || key == "replica" ||
-        key == "code" || key == "step") {
+        key == "code" || key == "step" || key == "every") {
       auto v = config::parse_int(value);
       if (!v.ok() || v.value() < 0) return bad("must be a non-negative integer");
       if (key == "rank") f.rank = static_cast<int>(v.value());
@@ -116,6 +117,10 @@ Result<Fault> parse_fault(std::string_view text) {
       if (key == "replica") f.replica = static_cast<int>(v.value());
       if (key == "code") f.code = v.value();
       if (key == "step") f.step = v.value();
+      if (key == "every") {
+        if (v.value() < 1) return bad("must be at least 1");
+        f.every = v.value();
+      }
     } else if (key == "factor" || key == "amount") {
       auto v = config::parse_double(value);
       if (!v.ok()) return bad("must be a number");
@@ -151,6 +156,7 @@ Status validate(const SynthSpec& s) {
   if (s.steps < 1) return err("--steps must be >= 1");
   if (s.compute_ms <= 0) return err("--compute-ms must be > 0");
   if (s.jitter < 0 || s.jitter > 0.5) return err("--jitter must be in [0, 0.5]");
+  if (s.hiccups < 0 || s.hiccups > 0.5) return err("--hiccups must be in [0, 0.5]");
   if (s.intra_gbps <= 0 || s.inter_gbps <= 0) return err("bandwidths must be > 0");
   std::set<std::string> node_names;
   for (int n = 0; n < s.nodes; ++n) node_names.insert(node_name(n));

@@ -16,6 +16,8 @@ enum class FaultKind {
   kSlowNode,       // node=N factor=F: every GPU of node N computes F times slower
   kThrottle,       // rank=R factor=F: as straggler, and NVML shows thermal throttling
   kImbalanceData,  // amount=A: per step, each rank's work varies by up to A (moves with the data)
+  kHeavySample,    // factor=F [rank=R every=K]: in every K-th step one rank (drawn anew,
+                   // or R) has F times more work
   kHeavyStage,     // stage=S factor=F: pipeline stage S has F times more work
   kHeavyReplica,   // replica=D factor=F: data-parallel replica D has F times more work
   kSlowNic,        // node=N factor=F: inter-node bandwidth of node N divided by F
@@ -44,6 +46,7 @@ struct Fault {
   int replica = -1;
   int64_t code = 79;
   int64_t step = 0;
+  int64_t every = 1;  // heavy_sample: in every this many steps
 };
 
 struct SynthSpec {
@@ -68,8 +71,11 @@ struct SynthSpec {
   int tp_ops = 4;  // tensor-parallel all-reduces per step
   uint64_t tp_bytes = 8ull << 20;
   uint64_t pp_bytes = 16ull << 20;
-  double compute_ms = 60;   // per step and rank, before faults
-  double jitter = 0.02;     // relative standard deviation of compute chunks
+  double compute_ms = 60;  // per step and rank, before faults
+  double jitter = 0.02;    // relative standard deviation of compute chunks
+  // Host delays: the chance that a compute chunk is held up once (the process
+  // descheduled), by 30-100% of its length.  Noise, not a fault.
+  double hiccups = 0;
   double intra_gbps = 150;  // bus bandwidth inside a node, GB/s
   double inter_gbps = 20;   // bus bandwidth between nodes, GB/s
   double intra_latency_us = 5;
