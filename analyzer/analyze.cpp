@@ -104,8 +104,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   detect_desyncs(ctx, findings);
   detect_hangs(ctx, findings);
   LateRanks late = find_late_ranks(ctx);
-  detect_imbalance(ctx, late, findings);
-  detect_stragglers(ctx, late, findings);
+  const OutlierOps outliers = find_outlier_ops(ctx);
+  detect_imbalance(ctx, late, outliers, findings);
+  detect_stragglers(ctx, late, outliers, findings);
   detect_slow_links(ctx, findings);
   detect_gpu_health(ctx, findings);
   // Live, ranks whose files do not exist yet have simply not started tracing.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -122,12 +123,48 @@ double relative_excess(const Lateness& sum);
 // ops where it was late, in the communicator where that is largest.
 double potential_cost_s(const Context& ctx, int64_t rank);
 
+// Ops where one member computed far longer before the op than the others, far beyond
+// the usual spread of its communicator, with more such ops of that rank around them
+// (detect/outlier_ops.cpp).
+struct OutlierOps {
+  struct At {
+    RankStatsPass::Spread::Op op;
+    int comm = -1;  // comm index
+    // When the slowest member's excess ran, ending at the last arrival, job ns.
+    std::pair<int64_t, int64_t> excess() const {
+      return {op.end - static_cast<int64_t>(op.excess()), op.end};
+    }
+  };
+  double noise_sd_ns = 0;            // the job's noise: the quietest communicator's usual spread
+  double wait_ns = 0;                // what the other members waited at these ops, rank-ns
+  double excess_ns = 0;              // the slowest member's excess over the others' mean, summed
+  double mean_gap_ns = 0;            // the others' mean compute before these ops, summed
+  uint64_t compared = 0;             // ops compared
+  std::vector<double> wait_by_comm;  // comm index -> wait_ns
+  std::map<int64_t, double> wait_by_rank;  // the last arrival -> wait_ns
+  std::vector<At> at;                      // the outlier ops
+  // The rank that arrived last where more than half of the waiting was, at more of its
+  // communicators' outlier ops than chance would make it, or -1.
+  int64_t owner = -1;
+  double top_share() const;  // the largest share of wait_ns one rank was last at
+  uint64_t ops_of(int64_t rank) const;
+  // What the job waited for the excesses (of `rank`'s, or everyone's with -1), ns: per
+  // rank the most they add up to over ops whose gaps do not overlap (the gap before an
+  // op on one stream can hold those before ops on others, and the same extra work),
+  // then the time they cover (extra work of several ranks at once counts once).
+  double covered_ns(int64_t rank = -1) const;
+};
+OutlierOps find_outlier_ops(const Context& ctx);
+
 // Reports the late sets that are structures of the job (and heavy stages or data-
 // dependent imbalance when nothing is late); removes the ranks it explained from
 // `late.ranks`.
-void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>& out);
+void detect_imbalance(const Context& ctx, LateRanks& late, const OutlierOps& outliers,
+                      std::vector<Finding>& out);
 // Reports the late nodes, then each late rank left as a straggler of its own.
-void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Finding>& out);
+// With no late rank, a rank that owns the outlier ops (straggler/intermittent).
+void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierOps& outliers,
+                       std::vector<Finding>& out);
 void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
 // True if send/recv pairs were timed often enough, with large enough messages, to
 // judge links from them (what detect_slow_links uses without profiler events).

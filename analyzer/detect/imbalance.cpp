@@ -131,15 +131,20 @@ constexpr double kSpreadOverNoise = 2;
 
 // Data-dependent imbalance: compute before shared ops that differs widely between the
 // ranks (or, through sibling communicators, between the replicas) doing the same step,
-// with no persistent owner, costing enough.  Judged per communicator and per family
-// of siblings: the spread is between replicas or stages; communicators inside a
-// replica, where every member does the same work, would hide it in a job-wide median.
-void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
+// with no persistent owner, costing enough.  Two forms:
+//  - spread in most ops: every batch differs (sequence lengths in every step); judged
+//    per communicator and per family of siblings, since the spread is between replicas
+//    or stages: communicators inside a replica, where every member does the same work,
+//    would hide it in a job-wide median;
+//  - spread in a few ops, far beyond the usual: now and then one rank gets a much
+//    larger piece of work (a long sample), a different one each time; the usual spread
+//    (a median) does not see it, so the ops are counted one by one.
+void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
+                           std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
   const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
   const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
-  const std::vector<double> wait_by_comm = ctx.stats.spread_wait_ns_by_comm();
   double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
   std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last
   // No owner: nobody is last much more often than a fair share would allow (a
@@ -160,14 +165,19 @@ void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
   // its members do the same work (a tensor-parallel group shares its replica's data).
   // A spread clearly beyond it is work, however short the gaps; without such a
   // reference, only a spread of imbalance_min_sd_ns is.
-  double noise = 0;
-  for (const auto& c : ctx.set.comms) {
-    const double sd = sd_by_comm[static_cast<size_t>(c.index)];
-    if (c.present >= 2 && sd > 0 && (noise == 0 || sd < noise)) noise = sd;
-  }
+  const double noise = outliers.noise_sd_ns;
   auto beyond_noise = [&](double sd) {
     return sd >= ctx.th.imbalance_min_sd_ns || (noise > 0 && sd >= kSpreadOverNoise * noise);
   };
+  // Outlier ops are costed apart from the spread: with no owner as what the whole job
+  // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
+  const bool ownerless =
+      !outliers.at.empty() && outliers.wait_by_rank.size() >= 2 && outliers.owner < 0;
+  double outlier_cost_ns = 0;
+  if (ownerless) {
+    outlier_cost_ns = outliers.covered_ns();
+    for (const auto& [r, w] : outliers.wait_by_rank) cost_by_rank[r] += w;
+  }
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
     if (c.present < 2 || !beyond_noise(sd_by_comm[ci])) continue;
@@ -183,7 +193,7 @@ void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
     cv = std::max(cv, cv_by_comm[ci]);
-    wait += wait_by_comm[ci];
+    wait += ctx.stats.spread(c.index).wait_ns - outliers.wait_by_comm[ci];
     for (const auto& [m, l] : in_comm) cost_by_rank[m] += l->cost_ns;
   }
   // Between sibling communicators (match/sibling_lateness.h): replicas whose members meet
@@ -208,7 +218,8 @@ void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
   size_t traced = 0;
   for (const auto& ri : ctx.set.ranks) traced += ri.has_file;
   // Per rank: what an average rank waited, a share of the job's time.
-  const double cost = wait / static_cast<double>(std::max<size_t>(1, traced)) / 1e9;
+  const double cost =
+      (wait / static_cast<double>(std::max<size_t>(1, traced)) + outlier_cost_ns) / 1e9;
   if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   double named = 0;
@@ -230,14 +241,31 @@ void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
   std::sort(f.ranks.begin(), f.ranks.end());
   f.nodes = ctx.nodes_of(f.ranks);
   f.cost_s = cost;
-  f.evidence =
-      "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
-      "% across ranks doing the same step, and the slowest changes from op to op (none is "
-      "last more than " +
-      fmt("%.0f", 100 * top_share) +
-      "% of the time): the work depends on the data (e.g. sequence lengths); each rank waited " +
-      fmt("%.2f", cost) + " s on average for slower ones (" +
-      fmt("%.0f", 100 * cost / std::max(job, 1e-9)) + "% of the job).";
+  const std::string waited = "each rank waited " + fmt("%.2f", cost) +
+                             " s on average for slower ones (" +
+                             fmt("%.0f", 100 * cost / std::max(job, 1e-9)) + "% of the job).";
+  if (ownerless && outlier_cost_ns * static_cast<double>(traced) >= wait) {
+    f.evidence =
+        "In " + std::to_string(outliers.at.size()) + " of " + std::to_string(outliers.compared) +
+        " shared ops one rank computed far longer before the op than the others (" +
+        fmt("%.2f", outliers.excess_ns / static_cast<double>(outliers.at.size()) / 1e6) +
+        " ms or " + fmt("%.0f", 100 * outliers.excess_ns / std::max(outliers.mean_gap_ns, 1.0)) +
+        "% more than their mean, where they usually differ by " +
+        fmt("%.1f", 100 * ctx.stats.median_gap_cv()) +
+        "%), a different rank each time (none caused more than " +
+        fmt("%.0f", 100 * outliers.top_share()) +
+        "% of that wait): some steps give some ranks much more work (e.g. long "
+        "samples); " +
+        waited;
+    f.extra["outlier_ops"] = outliers.at.size();
+  } else {
+    f.evidence =
+        "Compute time before shared ops varies by " + fmt("%.0f", 100 * cv) +
+        "% across ranks doing the same step, and the slowest changes from op to op (none is "
+        "last more than " +
+        fmt("%.0f", 100 * top_share) +
+        "% of the time): the work depends on the data (e.g. sequence lengths); " + waited;
+  }
   f.extra["pattern"] = "data_dependent";
   f.extra["gap_cv"] = cv;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
@@ -249,7 +277,8 @@ void detect_data_dependent(const Context& ctx, std::vector<Finding>& out) {
 
 }  // namespace
 
-void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>& out) {
+void detect_imbalance(const Context& ctx, LateRanks& late, const OutlierOps& outliers,
+                      std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   // Late ranks that make up a structure of the job (not a node: detect_stragglers
   // reports those) with healthy GPU counters get more work than the rest.
@@ -300,7 +329,7 @@ void detect_imbalance(const Context& ctx, LateRanks& late, std::vector<Finding>&
   // their stage may do more work, seen in compute time below.
   if (!late.any_alone(late.ranks) && detect_heavy_stage(ctx, late.candidates, out)) return;
   if (!late.ranks.empty()) return;
-  detect_data_dependent(ctx, out);
+  detect_data_dependent(ctx, outliers, out);
 }
 
 }  // namespace ringside::analysis

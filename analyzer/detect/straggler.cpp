@@ -1,6 +1,6 @@
 // Stragglers: same work, slower device.  The late ranks (detect/late_sets.cpp) that
 // no structure explains are stragglers: a whole node late together is one, else each
-// rank on its own.
+// rank on its own.  With no late rank, one that holds the job up now and then.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -58,8 +58,69 @@ CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
   return best;
 }
 
-void detect_stragglers(const Context& ctx, const LateRanks& late, std::vector<Finding>& out) {
-  if (late.ranks.empty()) return;
+namespace {
+
+// Ops that hold the job up now and then are one rank's only from this many on.
+constexpr uint64_t kMinIntermittentOps = 3;
+
+// A rank slow now and then: the outlier ops (detect/outlier_ops.cpp) have one owner,
+// who is not late often enough to be a straggler (late.ranks), and what the job waited
+// for it costs as much as data-dependent imbalance would have to.
+void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
+                         std::vector<Finding>& out) {
+  const int64_t r = outliers.owner;
+  if (r < 0) return;
+  for (const Finding& f : out) {
+    if (std::find(f.ranks.begin(), f.ranks.end(), r) != f.ranks.end()) return;
+  }
+  const uint64_t ops = outliers.ops_of(r);
+  const double cost = outliers.covered_ns(r) / 1e9;
+  const double job = ctx.job_seconds();
+  if (ops < kMinIntermittentOps || cost < ctx.th.imbalance_min_cost_fraction * job) return;
+  double excess = 0;
+  for (const OutlierOps::At& a : outliers.at) {
+    if (a.op.last == r) excess += a.op.excess();
+  }
+  // The others' compute before its ops, in proportion (the module sums it over all).
+  const double mean = outliers.mean_gap_ns * (excess / std::max(outliers.excess_ns, 1.0));
+  CauseGuess cause = gpu_cause(ctx, {r});
+  Finding f;
+  f.kind = "straggler";
+  f.subkind = "intermittent";
+  f.ranks = {r};
+  f.nodes = ctx.nodes_of({r});
+  f.cost_s = cost;
+  f.evidence = ctx.describe_rank(r) + " computed far longer than its peers before " +
+               std::to_string(ops) + " of " + std::to_string(outliers.compared) + " shared ops (" +
+               fmt("%.2f", excess / static_cast<double>(ops) / 1e6) + " ms or " +
+               fmt("%.0f", 100 * excess / std::max(mean, 1.0)) +
+               "% more than their mean each time, where they usually differ by " +
+               fmt("%.1f", 100 * ctx.stats.median_gap_cv()) +
+               "%): " + fmt("%.0f", 100 * outliers.wait_by_rank.at(r) / outliers.wait_ns) +
+               "% of the waiting at such ops was for it; the job waited " + fmt("%.2f", cost) +
+               " s for it. It is slow now and then, not always: look for periodic work on "
+               "that rank (logging, checkpoints, evaluation, data loading) or a GPU that "
+               "slows down at times. " +
+               cause.sentence;
+  f.extra["cause"] = cause.cause;
+  f.extra["slowdown"] = excess / std::max(mean, 1.0);
+  f.extra["outlier_ops"] = ops;
+  f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
+  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
+  f.confidence =
+      std::clamp(cost / std::max(job, 1e-9) / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);
+  f.next_command = next_command_for_straggler(ctx, r);
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierOps& outliers,
+                       std::vector<Finding>& out) {
+  if (late.ranks.empty()) {
+    detect_intermittent(ctx, outliers, out);
+    return;
+  }
   const double job = ctx.job_seconds();
   std::vector<int64_t> remaining = late.ranks;
   // A whole node late together (noisy neighbour, node-level problem) is one finding.

@@ -206,18 +206,29 @@ std::vector<double> RankStatsPass::gap_sd_ns_by_comm() const {
   return out;
 }
 
-std::vector<double> RankStatsPass::spread_wait_ns_by_comm() const {
-  std::vector<double> out;
-  for (const auto& c : table_.set().comms) {
-    double wait = 0;
-    for (const GroupAgg& g : table_.comms()[static_cast<size_t>(c.index)].groups) {
-      if (c.present < 2 || g.gaps < c.present || g.gap_max == kNever) continue;
-      wait += static_cast<double>(g.gaps) * static_cast<double>(g.gap_max) -
-              static_cast<double>(g.gap_sum[0]);
-    }
-    out.push_back(wait);
+RankStatsPass::Spread RankStatsPass::spread(int comm, double min_sd_ns,
+                                            double min_excess_fraction) const {
+  Spread sp;
+  const CommInfo& c = table_.set().comms[static_cast<size_t>(comm)];
+  if (c.present < 2) return sp;
+  for (const GroupAgg& g : table_.comms()[static_cast<size_t>(comm)].groups) {
+    if (g.gaps < c.present || g.gap_max == kNever || g.max_arrival == kNever) continue;
+    ++sp.compared;
+    const double n = g.gaps;
+    const double mean = static_cast<double>(g.gap_sum[0]) / n;
+    const double sd = std::sqrt(std::max(0.0, (g.gap_sq_sum - n * mean * mean) / (n - 1)));
+    if (sd < min_sd_ns || static_cast<double>(g.gap_max) - mean < min_excess_fraction * mean)
+      continue;
+    Spread::Op op;
+    op.end = g.max_arrival;
+    op.gap = g.gap_max;
+    op.others = (static_cast<double>(g.gap_sum[0]) - static_cast<double>(g.gap_max)) / (n - 1);
+    op.wait = n * static_cast<double>(g.gap_max) - static_cast<double>(g.gap_sum[0]);
+    op.last = g.last_rank;
+    sp.wait_ns += op.wait;
+    sp.ops.push_back(op);
   }
-  return out;
+  return sp;
 }
 
 }  // namespace ringside::analysis

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "match/group_table.h"
@@ -101,10 +102,25 @@ class RankStatsPass {
   // The same two, per communicator (index = comm index; 0 where no op qualifies).
   std::vector<double> gap_cv_by_comm() const;
   std::vector<double> gap_sd_ns_by_comm() const;
-  // Per communicator, what the members waited for the one that computed longest before
-  // each op, had they started together: over the ops every member has a reading for,
-  // the sum over members of (largest gap - own gap), rank-ns.
-  std::vector<double> spread_wait_ns_by_comm() const;
+  // What the members of communicator `comm` (index) waited for the one that computed
+  // longest before each op, had they started together: over the ops every member has
+  // a reading for whose gaps' standard deviation is at least `min_sd_ns` and whose
+  // largest gap exceeds their mean by `min_excess_fraction` of it, the sum over
+  // members of (largest gap - own gap), rank-ns; and those ops one by one.
+  struct Spread {
+    struct Op {
+      int64_t end = 0;    // the last arrival, job ns
+      int64_t gap = 0;    // the longest gap (the slowest member's compute before the op)
+      double others = 0;  // the other members' mean gap
+      double wait = 0;    // what the members waited, rank-ns
+      int64_t last = -1;  // the rank that arrived last
+      double excess() const { return static_cast<double>(gap) - others; }
+    };
+    double wait_ns = 0;
+    uint64_t compared = 0;  // ops every member has a reading for
+    std::vector<Op> ops;    // the ops counted
+  };
+  Spread spread(int comm, double min_sd_ns = 0, double min_excess_fraction = 0) const;
   uint64_t records() const { return records_; }
 
  private:

@@ -74,6 +74,75 @@ TEST(Scenario, DataDependentImbalanceIsNotAStraggler) {
   EXPECT_GE(f->ranks.size(), 3u);
 }
 
+// A long sample now and then on a different rank: most ops of every communicator are
+// quiet, so the spread is seen op by op, and the cost is what everyone waited.
+TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
+  for (uint64_t seed : {1, 2, 3}) {
+    TempDir dir("long-samples");
+    auto spec = small_spec(dir.path(), seed);
+    spec.ranks = 16;
+    spec.nodes = 4;
+    spec.tp = 2;
+    spec.pp = 2;
+    spec.unique_ids = true;
+    spec.steps = 40;
+    Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5"});
+    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
+    const Finding& f = r.findings[0];
+    EXPECT_EQ(f.kind, "imbalance");
+    EXPECT_EQ(f.subkind, "data_dependent");
+    EXPECT_GT(f.extra.value("outlier_ops", 0), 0) << f.evidence;
+    EXPECT_GE(f.ranks.size(), 3u);
+    EXPECT_GE(f.cost_s, 0.05 * r.what_if.actual_s) << f.evidence;
+  }
+}
+
+// A host that now and then holds one compute chunk of some rank up (30-100% longer,
+// once): each is an outlier op alone, not a run of them as more work makes, so no
+// finding; the same ranks with long samples are still found.
+TEST(Scenario, HostDelaysAreNotImbalance) {
+  for (uint64_t seed : {1, 2, 3}) {
+    for (int tp : {1, 2}) {
+      TempDir dir("hiccups");
+      auto spec = small_spec(dir.path(), seed);
+      spec.ranks = 16;
+      spec.nodes = 4;
+      spec.tp = tp;
+      spec.pp = 2;
+      spec.unique_ids = true;
+      spec.steps = 40;
+      spec.hiccups = 0.01;
+      Report r = synth_and_analyze(spec);
+      for (const auto& f : r.findings) {
+        ADD_FAILURE() << "seed " << seed << " tp " << tp << " " << f.kind << "/" << f.subkind
+                      << ": " << f.evidence;
+      }
+    }
+  }
+}
+
+// The same rank, slow in one step in five: not data (it has an owner) and not late in
+// most ops (no straggler by the sign test), but a rank that is slow now and then.
+TEST(Scenario, OneRankSlowNowAndThenIsAnIntermittentStraggler) {
+  for (uint64_t seed : {1, 2, 3}) {
+    TempDir dir("intermittent");
+    auto spec = small_spec(dir.path(), seed);
+    spec.ranks = 16;
+    spec.nodes = 4;
+    spec.tp = 2;
+    spec.pp = 2;
+    spec.unique_ids = true;
+    spec.steps = 40;
+    Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5,rank=6,every=5"});
+    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
+    const Finding& f = r.findings[0];
+    EXPECT_EQ(f.kind, "straggler") << f.evidence;
+    EXPECT_EQ(f.subkind, "intermittent") << f.evidence;
+    EXPECT_EQ(f.ranks, Ranks{6});
+    EXPECT_EQ(f.nodes, Nodes{"node2"});
+  }
+}
+
 TEST(Scenario, HeavyPipelineStageIsStructuralImbalance) {
   TempDir dir("heavy-stage");
   auto spec = small_spec(dir.path());

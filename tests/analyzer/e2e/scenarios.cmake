@@ -75,3 +75,9 @@ ringside_add_e2e_scenario(healthy_tp2pp4_uniqueid RANKS 16 NODES 4 CLUSTER ${_s}
 ringside_add_e2e_scenario(imbalance_stage_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
   EXPECT "verdict=degraded;kind=imbalance;subkind=structural;ranks=8,9,10,11,12,13,14,15"
   ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance pipeline --heavy-factor 1.5 --steps 30)
+# A different rank each step with twice the work (a long sample) in a hybrid job: its
+# tensor-parallel peer waits at once, the other stage and replicas through it.  Seen
+# per op, since most ops of every communicator are quiet.
+ringside_add_e2e_scenario(imbalance_data_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
+  EXPECT "verdict=degraded;kind=imbalance;subkind=data_dependent"
+  ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance data --heavy-factor 2)
