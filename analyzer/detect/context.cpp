@@ -31,4 +31,9 @@ std::vector<std::string> Context::nodes_of(const std::vector<int64_t>& ranks) co
   return out;
 }
 
+double confidence_from_cost(const Context& ctx, double cost_s) {
+  const double share = cost_s / std::max(ctx.job_seconds(), 1e-9);
+  return std::clamp(share / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);
+}
+
 }  // namespace ringside::analysis

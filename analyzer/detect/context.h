@@ -119,6 +119,9 @@ std::string excess_text(const Lateness& sum);
 // The same excess as a fraction of the others' compute (0.15 for 15% longer); 0 where
 // they computed nothing before those ops.
 double relative_excess(const Lateness& sum);
+// How sure a finding whose only evidence is its cost is: 30% at the bar that rank-less
+// slowdowns must reach (imbalance_min_cost_fraction), 90% at three times it.
+double confidence_from_cost(const Context& ctx, double cost_s);
 // What a late rank would cost with no slower rank beside it, s: its excess over the
 // ops where it was late, in the communicator where that is largest.
 double potential_cost_s(const Context& ctx, int64_t rank);

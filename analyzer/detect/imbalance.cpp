@@ -269,8 +269,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   f.extra["pattern"] = "data_dependent";
   f.extra["gap_cv"] = cv;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-  f.confidence =
-      std::clamp(cost / std::max(job, 1e-9) / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);
+  f.confidence = confidence_from_cost(ctx, cost);
   f.next_command = next_command_for_imbalance(ctx, false);
   out.push_back(std::move(f));
 }

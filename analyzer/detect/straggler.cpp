@@ -107,8 +107,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   f.extra["outlier_ops"] = ops;
   f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
-  f.confidence =
-      std::clamp(cost / std::max(job, 1e-9) / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);
+  f.confidence = confidence_from_cost(ctx, cost);
   f.next_command = next_command_for_straggler(ctx, r);
   out.push_back(std::move(f));
 }

@@ -74,18 +74,25 @@ TEST(Scenario, DataDependentImbalanceIsNotAStraggler) {
   EXPECT_GE(f->ranks.size(), 3u);
 }
 
+// 16 ranks on 4 nodes, tensor x 2 pipeline stages x data parallel, communicators from
+// unique ids, 40 steps.
+synth::SynthSpec hybrid_spec(const std::string& dir, uint64_t seed, int tp) {
+  auto spec = small_spec(dir, seed);
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.tp = tp;
+  spec.pp = 2;
+  spec.unique_ids = true;
+  spec.steps = 40;
+  return spec;
+}
+
 // A long sample now and then on a different rank: most ops of every communicator are
 // quiet, so the spread is seen op by op, and the cost is what everyone waited.
 TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
   for (uint64_t seed : {1, 2, 3}) {
     TempDir dir("long-samples");
-    auto spec = small_spec(dir.path(), seed);
-    spec.ranks = 16;
-    spec.nodes = 4;
-    spec.tp = 2;
-    spec.pp = 2;
-    spec.unique_ids = true;
-    spec.steps = 40;
+    auto spec = hybrid_spec(dir.path(), seed, 2);
     Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5"});
     ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
     const Finding& f = r.findings[0];
@@ -104,13 +111,7 @@ TEST(Scenario, HostDelaysAreNotImbalance) {
   for (uint64_t seed : {1, 2, 3}) {
     for (int tp : {1, 2}) {
       TempDir dir("hiccups");
-      auto spec = small_spec(dir.path(), seed);
-      spec.ranks = 16;
-      spec.nodes = 4;
-      spec.tp = tp;
-      spec.pp = 2;
-      spec.unique_ids = true;
-      spec.steps = 40;
+      auto spec = hybrid_spec(dir.path(), seed, tp);
       spec.hiccups = 0.01;
       Report r = synth_and_analyze(spec);
       for (const auto& f : r.findings) {
@@ -126,13 +127,7 @@ TEST(Scenario, HostDelaysAreNotImbalance) {
 TEST(Scenario, OneRankSlowNowAndThenIsAnIntermittentStraggler) {
   for (uint64_t seed : {1, 2, 3}) {
     TempDir dir("intermittent");
-    auto spec = small_spec(dir.path(), seed);
-    spec.ranks = 16;
-    spec.nodes = 4;
-    spec.tp = 2;
-    spec.pp = 2;
-    spec.unique_ids = true;
-    spec.steps = 40;
+    auto spec = hybrid_spec(dir.path(), seed, 2);
     Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5,rank=6,every=5"});
     ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
     const Finding& f = r.findings[0];
