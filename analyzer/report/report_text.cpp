@@ -1,5 +1,6 @@
 #include "report/report_text.h"
 #include "report/format.h"
+#include "ringside/count_text.h"
 #include "ringside/safe_text.h"
 
 #include <algorithm>
@@ -96,8 +97,9 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
   std::string verdict = r.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   out << "ringside analyze: job " << r.job << (r.step.empty() ? "" : " step " + r.step) << ", "
-      << r.ranks << " ranks on " << r.nodes.size() << " node" << (r.nodes.size() == 1 ? "" : "s")
-      << (r.simulated ? " (sim)" : "") << "\n";
+      << count_text(r.ranks, "rank") << " on "
+      << count_text(static_cast<int64_t>(r.nodes.size()), "node") << (r.simulated ? " (sim)" : "")
+      << "\n";
   out << "verdict: " << verdict;
   if (r.what_if.actual_s > 0 && r.verdict != "hung") {
     out << "  (job " << fmt("%.1f", r.what_if.actual_s) << " s";

@@ -18,6 +18,7 @@
 #include "report/output_file.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
+#include "ringside/count_text.h"
 
 namespace ringside::analysis::watch {
 namespace {
@@ -253,9 +254,9 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
         const double rate = last_time > 0 && t > last_time
                                 ? static_cast<double>(r.records - last_records) / (t - last_time)
                                 : 0;
-        out << "[" << utc_now() << "] " << r.ranks << " ranks, " << r.records << " op records ("
-            << fmt("%.0f", rate) << "/s), verdict " << r.verdict << ", " << r.findings.size()
-            << " finding" << (r.findings.size() == 1 ? "" : "s") << "\n";
+        out << "[" << utc_now() << "] " << count_text(r.ranks, "rank") << ", " << r.records
+            << " op records (" << fmt("%.0f", rate) << "/s), verdict " << r.verdict << ", "
+            << r.findings.size() << " finding" << (r.findings.size() == 1 ? "" : "s") << "\n";
         out.flush();
         last_records = r.records;
         last_time = t;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "ringside/count_text.h"
+
 namespace ringside::bench {
 
 namespace {
@@ -39,12 +41,13 @@ std::string link_name(const ValidateData& d, const NodePair& p) {
 std::string render_tables(const ValidateData& d, const Verdict& v, const ValidateRunInfo& info) {
   std::string out;
   char line[512];
-  std::snprintf(
-      line, sizeof line,
-      "# nccl_bench validate: %zu nodes, %d ranks, level %s, fleet threshold %.0f%%, baseline %s, "
-      "%d inter-node rounds, %.1f s\n#\n",
-      d.nodes.size(), info.nranks, info.level.c_str(), info.threshold_pct,
-      info.baseline.empty() ? "none" : info.baseline.c_str(), info.rounds, info.seconds);
+  std::snprintf(line, sizeof line,
+                "# nccl_bench validate: %s, %s, level %s, fleet threshold %.0f%%, baseline %s, "
+                "%s, %.1f s\n#\n",
+                count_text(static_cast<int64_t>(d.nodes.size()), "node").c_str(),
+                count_text(info.nranks, "rank").c_str(), info.level.c_str(), info.threshold_pct,
+                info.baseline.empty() ? "none" : info.baseline.c_str(),
+                count_text(info.rounds, "inter-node round").c_str(), info.seconds);
   out += line;
   size_t wnode = 4, wmodel = 5;
   for (size_t n = 0; n < d.nodes.size(); ++n) {

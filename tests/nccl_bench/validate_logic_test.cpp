@@ -65,6 +65,25 @@ ValidateData healthy4() {
   return d;
 }
 
+// One node of one GPU: the header counts in the singular.
+TEST(Render, OneNodeOneRankOneRoundAreSingular) {
+  ValidateData d;
+  d.nodes = {"n1"};
+  d.models = {"GPU-X"};
+  d.gpus = {1};
+  d.sizes = {64ull << 20};
+  d.intra = {{4.0}};
+  d.health_fail.assign(1, {});
+  d.health_warn.assign(1, {});
+  ValidateRunInfo info;
+  info.level = "quick";
+  info.nranks = 1;
+  info.rounds = 1;
+  const std::string text = render_tables(d, evaluate(d, nullptr, 10), info);
+  EXPECT_NE(text.find("1 node, 1 rank, level quick"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 inter-node round,"), std::string::npos) << text;
+}
+
 TEST(Evaluate, HealthyFleetPasses) {
   const Verdict v = evaluate(healthy4(), nullptr, 10);
   EXPECT_TRUE(v.pass);
