@@ -23,6 +23,7 @@
 #include "detect/context.h"
 #include "report/format.h"
 #include "report/next_command.h"
+#include "ringside/count_text.h"
 
 namespace ringside::analysis {
 namespace {
@@ -548,9 +549,8 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       }
     }
   }
-  const std::string waiting = std::to_string(r.victims.size()) + " rank" +
-                              (r.victims.size() == 1 ? "" : "s") + " waited for it up to " +
-                              fmt("%.0f", r.waited_s) + " s";
+  const std::string waiting = count_text(static_cast<int64_t>(r.victims.size()), "rank") +
+                              " waited for it up to " + fmt("%.0f", r.waited_s) + " s";
   if (first >= 0) {
     const Group& g = groups_[static_cast<size_t>(first)];
     const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];

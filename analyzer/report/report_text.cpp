@@ -23,7 +23,8 @@ void render_consequences(const Finding& f, std::ostream& out) {
   if (f.consequences.empty()) return;
   size_t ranks = 0;
   for (const auto& c : f.consequences) ranks += c.ranks.size();
-  out << "   consequences: " << ranks << " rank" << (ranks == 1 ? "" : "s") << " held up by it\n";
+  out << "   consequences: " << count_text(static_cast<int64_t>(ranks), "rank")
+      << " held up by it\n";
   constexpr size_t kShown = 6;
   for (size_t i = 0; i < f.consequences.size() && i < kShown; ++i) {
     const Consequence& c = f.consequences[i];
@@ -56,7 +57,7 @@ void render_links(const Report& r, std::ostream& out) {
     return a->best_gbps < b->best_gbps;
   });
   constexpr size_t kShown = 6;
-  out << "links: " << m.rank_links.size() << " rank link" << (m.rank_links.size() == 1 ? "" : "s")
+  out << "links: " << count_text(static_cast<int64_t>(m.rank_links.size()), "rank link")
       << " from NCCL's profiler plugin; node to node, GB/s while transmitting, mean/fastest "
          "steps (slowest first):";
   for (size_t i = 0; i < order.size() && i < kShown; ++i) {

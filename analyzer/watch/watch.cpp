@@ -256,7 +256,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
                                 : 0;
         out << "[" << utc_now() << "] " << count_text(r.ranks, "rank") << ", " << r.records
             << " op records (" << fmt("%.0f", rate) << "/s), verdict " << r.verdict << ", "
-            << r.findings.size() << " finding" << (r.findings.size() == 1 ? "" : "s") << "\n";
+            << count_text(static_cast<int64_t>(r.findings.size()), "finding") << "\n";
         out.flush();
         last_records = r.records;
         last_time = t;
