@@ -145,7 +145,8 @@ struct OutlierOps {
   uint64_t compared = 0;             // ops compared
   std::vector<double> wait_by_comm;  // comm index -> wait_ns
   std::map<int64_t, double> wait_by_rank;  // the last arrival -> wait_ns
-  std::vector<At> at;                      // the outlier ops
+  // The outlier ops: every candidate when one rank owns them, else those in runs.
+  std::vector<At> at;
   // The rank that arrived last where more than half of the waiting was, at more of its
   // communicators' outlier ops than chance would make it, or -1.
   int64_t owner = -1;

@@ -143,8 +143,14 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
                            std::vector<Finding>& out) {
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
-  const std::vector<double> cv_by_comm = ctx.stats.gap_cv_by_comm();
   const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
+  // Whether the compute differs is judged where each member computed in one stretch
+  // (rank_stats.h: a rare delay of the host stays rare there); what it costs, over
+  // every op.
+  const auto one = RankStatsPass::SpreadOver::kOneStretch;
+  const std::vector<double> cv_one = ctx.stats.gap_cv_by_comm(one);
+  const std::vector<double> sd_one = ctx.stats.gap_sd_ns_by_comm(one);
+  bool differs = false;
   double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
   std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last
   // No owner: nobody is last much more often than a fair share would allow (a
@@ -164,10 +170,21 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // The quietest communicator's spread is the job's noise (launch jitter, host load):
   // its members do the same work (a tensor-parallel group shares its replica's data).
   // A spread clearly beyond it is work, however short the gaps; without such a
-  // reference, only a spread of imbalance_min_sd_ns is.
-  const double noise = outliers.noise_sd_ns;
-  auto beyond_noise = [&](double sd) {
-    return sd >= ctx.th.imbalance_min_sd_ns || (noise > 0 && sd >= kSpreadOverNoise * noise);
+  // reference, only a spread of imbalance_min_sd_ns is.  Spreads are medians of sample
+  // deviations, which run lower the fewer members there are: they compare in sigmas.
+  // The quietest is judged by its members bar the slowest, as one stretch is.
+  const std::vector<double> bulk_by_comm =
+      ctx.stats.gap_sd_ns_by_comm(RankStatsPass::SpreadOver::kBulk);
+  double noise = 0;  // sigmas, ns
+  for (const auto& c : ctx.set.comms) {
+    const double sd = bulk_by_comm[static_cast<size_t>(c.index)];
+    if (c.present < 2 || sd <= 0) continue;
+    const double sigma = sd / median_sd_in_sigmas(bulk_members(c.present));
+    if (noise == 0 || sigma < noise) noise = sigma;
+  }
+  auto beyond_noise = [&](double sd, int n) {
+    return sd >= ctx.th.imbalance_min_sd_ns ||
+           (noise > 0 && sd / median_sd_in_sigmas(n) >= kSpreadOverNoise * noise);
   };
   // Outlier ops are costed apart from the spread: with no owner as what the whole job
   // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
@@ -176,11 +193,15 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   double outlier_cost_ns = 0;
   if (ownerless) {
     outlier_cost_ns = outliers.covered_ns();
+    // Delays of the host land on a rank's stretches of compute independently: in a long
+    // job with many ranks a few fall close by and make runs by chance, costing little.
+    // Extra work costs the job on its own.
+    differs = outlier_cost_ns >= ctx.th.imbalance_min_cost_fraction * job * 1e9;
     for (const auto& [r, w] : outliers.wait_by_rank) cost_by_rank[r] += w;
   }
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
-    if (c.present < 2 || !beyond_noise(sd_by_comm[ci])) continue;
+    if (c.present < 2 || !beyond_noise(sd_by_comm[ci], c.present)) continue;
     std::vector<std::pair<int64_t, const Lateness*>> in_comm;
     std::vector<const Lateness*> members;
     for (int64_t m : c.members) {
@@ -192,7 +213,10 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       }
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
-    cv = std::max(cv, cv_by_comm[ci]);
+    if (beyond_noise(sd_one[ci], bulk_members(c.present))) {
+      differs = true;
+      cv = std::max(cv, cv_one[ci]);
+    }
     wait += ctx.stats.spread(c.index).wait_ns - outliers.wait_by_comm[ci];
     for (const auto& [m, l] : in_comm) cost_by_rank[m] += l->cost_ns;
   }
@@ -200,12 +224,13 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // the others only in ops without a reading (overlapped buckets) differ there, not
   // inside any one communicator.
   for (const SiblingLateness::Family& fam : ctx.siblings.families()) {
-    if (!beyond_noise(fam.median_sd_ns)) continue;
+    if (!beyond_noise(fam.median_sd_ns, static_cast<int>(fam.comms.size()))) continue;
     std::vector<const Lateness*> members;
     for (int ci : fam.comms) {
       if (const Lateness* l = ctx.siblings.of(ci)) members.push_back(l);
     }
     if (!no_owner(members, fam.comms.size())) continue;
+    differs = true;
     cv = std::max(cv, fam.median_cv);
     wait += fam.spread_wait_ns;
     for (int ci : fam.comms) {
@@ -220,7 +245,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // Per rank: what an average rank waited, a share of the job's time.
   const double cost =
       (wait / static_cast<double>(std::max<size_t>(1, traced)) + outlier_cost_ns) / 1e9;
-  if (cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
+  if (!differs || cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   double named = 0;
   for (const auto& [r, c] : cost_by_rank) {
@@ -251,7 +276,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
         fmt("%.2f", outliers.excess_ns / static_cast<double>(outliers.at.size()) / 1e6) +
         " ms or " + fmt("%.0f", 100 * outliers.excess_ns / std::max(outliers.mean_gap_ns, 1.0)) +
         "% more than their mean, where they usually differ by " +
-        fmt("%.1f", 100 * ctx.stats.median_gap_cv()) +
+        fmt("%.1f", 100 * ctx.stats.median_gap_cv(RankStatsPass::SpreadOver::kBulk)) +
         "%), a different rank each time (none caused more than " +
         fmt("%.0f", 100 * outliers.top_share()) +
         "% of that wait): some steps give some ranks much more work (e.g. long "

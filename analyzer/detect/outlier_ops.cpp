@@ -6,6 +6,13 @@
 // they make data-dependent imbalance (a different rank each time: detect/imbalance.cpp)
 // or a rank that is slow now and then (one owner: detect/straggler.cpp) is up to who
 // owns them.
+//
+// Delays of the host (a process descheduled once) make candidates too, on every rank
+// alike.  So the candidates count as they are when one rank owns them; otherwise only
+// those in runs count, the mark of extra work.  Ops that a member started the moment
+// its stream freed are never candidates (RankStatsPass::spread): the member's compute
+// ended earlier by an unknown amount, and a member delayed once stays behind the others
+// at each such op until they meet again, which would look like a run.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,8 +32,9 @@ constexpr double kOutlierOverUsual = 4;
 constexpr double kOutlierExcess = 0.15;
 // More work for a rank (a longer sample, a slower step) lengthens its compute before
 // each of its ops in that stretch, so its outliers come in runs: another of the same
-// rank ends within this many of the longer gap of the two.  A delay of the host (the
-// process descheduled once) lengthens one gap only.
+// rank, whose gap does not overlap, ends within this many of the longer gap of the two.
+// A delay of the host lengthens one stretch of compute only (which the gaps before ops
+// on two streams may both hold).
 constexpr double kRunGaps = 3;
 // Outliers have an owner when one rank was the slowest at this few of them by chance.
 constexpr double kOwnerAlpha = 0.01;
@@ -72,20 +80,100 @@ std::vector<const OutlierOps::At*> chosen_without_overlap(std::vector<const Outl
   return chosen;
 }
 
-// Keeps the ops that have another outlier op of the same rank near them (kRunGaps).
-std::vector<OutlierOps::At> in_runs(std::vector<OutlierOps::At> at) {
-  std::sort(at.begin(), at.end(), [](const OutlierOps::At& x, const OutlierOps::At& y) {
-    return std::pair(x.op.last, x.op.end) < std::pair(y.op.last, y.op.end);
-  });
-  auto near = [](const OutlierOps::At& x, const OutlierOps::At& y) {
-    return x.op.last == y.op.last &&
-           std::abs(static_cast<double>(x.op.end - y.op.end)) <=
-               kRunGaps * static_cast<double>(std::max(x.op.gap, y.op.gap));
+// Candidates by the rank that arrived last, each list in order of end.
+using ByRank = std::map<int64_t, std::vector<const OutlierOps::At*>>;
+ByRank by_rank(const std::vector<OutlierOps::At>& at) {
+  ByRank out;
+  for (const OutlierOps::At& a : at) out[a.op.last].push_back(&a);
+  for (auto& [r, list] : out) {
+    std::sort(list.begin(), list.end(), [](const OutlierOps::At* x, const OutlierOps::At* y) {
+      return x->op.end < y->op.end;
+    });
+  }
+  return out;
+}
+
+// The ops compared in each communicator (Spread::compared_at) and each rank's
+// communicators: how many of a rank's ops were compared in a stretch of time.
+class Compared {
+ public:
+  explicit Compared(const Context& ctx)
+      : at_(ctx.set.comms.size()), of_rank_(ctx.set.ranks.size()) {
+    for (const auto& c : ctx.set.comms) {
+      for (int64_t m : c.members) {
+        if (m >= 0 && static_cast<size_t>(m) < of_rank_.size())
+          of_rank_[static_cast<size_t>(m)].push_back(c.index);
+      }
+    }
+  }
+  void set(int comm, std::vector<int64_t> ends) {
+    at_[static_cast<size_t>(comm)] = std::move(ends);
+  }
+  // The rank's compared ops that ended in [from, to].
+  size_t of(int64_t rank, int64_t from, int64_t to) const {
+    if (rank < 0 || static_cast<size_t>(rank) >= of_rank_.size()) return 0;
+    size_t n = 0;
+    for (int c : of_rank_[static_cast<size_t>(rank)]) {
+      const auto& e = at_[static_cast<size_t>(c)];
+      n += static_cast<size_t>(std::upper_bound(e.begin(), e.end(), to) -
+                               std::lower_bound(e.begin(), e.end(), from));
+    }
+    return n;
+  }
+
+ private:
+  std::vector<std::vector<int64_t>> at_;
+  std::vector<std::vector<int>> of_rank_;
+};
+
+int64_t reach(int64_t gap) {
+  return static_cast<int64_t>(kRunGaps * static_cast<double>(gap));
+}
+
+// Whether `x` is in a run of its rank's (`list`, in order of end): another op of the
+// list whose gap does not overlap x's (two ops whose gaps hold the same stretch of
+// compute show one delay twice) ends within kRunGaps of the longer gap of the two, and
+// the rank was the outlier in at least half of the ops of its communicators compared
+// within kRunGaps of x's gap (more work lengthens all of them; delays that happen to
+// fall close by leave most alone).
+bool in_run(const OutlierOps::At& x, const std::vector<const OutlierOps::At*>& list,
+            int64_t longest_gap, const Compared& compared) {
+  const int64_t widest = reach(std::max(x.op.gap, longest_gap));
+  auto first = [&](int64_t t) {
+    return std::lower_bound(list.begin(), list.end(), t,
+                            [](const OutlierOps::At* a, int64_t v) { return a->op.end < v; });
   };
+  bool partner = false;
+  for (auto it = first(x.op.end - widest); it != list.end() && (*it)->op.end <= x.op.end + widest;
+       ++it) {
+    const OutlierOps::At& y = **it;
+    const bool apart = x.op.end <= y.op.end - y.op.gap || y.op.end <= x.op.end - x.op.gap;
+    partner = partner || (&y != &x && apart &&
+                          std::abs(x.op.end - y.op.end) <= reach(std::max(x.op.gap, y.op.gap)));
+  }
+  if (!partner) return false;
+  const int64_t from = x.op.end - reach(x.op.gap), to = x.op.end + reach(x.op.gap);
+  size_t mine = 0;
+  for (auto it = first(from); it != list.end() && (*it)->op.end <= to; ++it) ++mine;
+  return 2 * mine >= compared.of(x.op.last, from, to);
+}
+
+int64_t longest_gap(const std::vector<const OutlierOps::At*>& list) {
+  int64_t g = 0;
+  for (const OutlierOps::At* a : list) g = std::max(g, a->op.gap);
+  return g;
+}
+
+// The candidates that make a run with another of the same rank.
+std::vector<OutlierOps::At> in_runs(const std::vector<OutlierOps::At>& candidates,
+                                    const Compared& compared) {
+  const ByRank lists = by_rank(candidates);
   std::vector<OutlierOps::At> out;
-  for (size_t i = 0; i < at.size(); ++i) {
-    if ((i > 0 && near(at[i - 1], at[i])) || (i + 1 < at.size() && near(at[i], at[i + 1])))
-      out.push_back(at[i]);
+  for (const auto& [r, list] : lists) {
+    const int64_t longest = longest_gap(list);
+    for (const OutlierOps::At* a : list) {
+      if (in_run(*a, list, longest, compared)) out.push_back(*a);
+    }
   }
   return out;
 }
@@ -111,23 +199,13 @@ double job_noise_sd_ns(const Context& ctx, const std::vector<double>& sd_by_comm
   return noise;
 }
 
-}  // namespace
-
-OutlierOps find_outlier_ops(const Context& ctx) {
-  OutlierOps out;
-  const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
-  out.noise_sd_ns = job_noise_sd_ns(ctx, sd_by_comm);
+// Sets `at` and what follows from it: the sums and the owner.
+void tally(const Context& ctx, std::vector<OutlierOps::At> at, OutlierOps& out) {
+  out.at = std::move(at);
+  out.wait_ns = out.excess_ns = out.mean_gap_ns = 0;
   out.wait_by_comm.assign(ctx.set.comms.size(), 0);
-  std::vector<OutlierOps::At> candidates;
-  for (const auto& c : ctx.set.comms) {
-    const double usual = std::max(out.noise_sd_ns, sd_by_comm[static_cast<size_t>(c.index)]);
-    if (c.present < 2 || usual <= 0) continue;
-    const RankStatsPass::Spread sp =
-        ctx.stats.spread(c.index, kOutlierOverUsual * usual, kOutlierExcess);
-    out.compared += sp.compared;
-    for (const auto& op : sp.ops) candidates.push_back({op, c.index});
-  }
-  out.at = in_runs(std::move(candidates));
+  out.wait_by_rank.clear();
+  out.owner = -1;
   for (const OutlierOps::At& a : out.at) {
     out.wait_ns += a.op.wait;
     out.wait_by_comm[static_cast<size_t>(a.comm)] += a.op.wait;
@@ -149,6 +227,31 @@ OutlierOps find_outlier_ops(const Context& ctx) {
     }
     if (binomial_tail(k, n) <= kOwnerAlpha) out.owner = r;
   }
+}
+
+}  // namespace
+
+OutlierOps find_outlier_ops(const Context& ctx) {
+  OutlierOps out;
+  // A communicator's usual spread is that of its members bar the slowest: where one
+  // member is far out in most ops (a long sample in every step), that is what stands out.
+  const std::vector<double> bulk_by_comm =
+      ctx.stats.gap_sd_ns_by_comm(RankStatsPass::SpreadOver::kBulk);
+  out.noise_sd_ns = job_noise_sd_ns(ctx, bulk_by_comm);
+  std::vector<OutlierOps::At> candidates;
+  Compared compared(ctx);
+  for (const auto& c : ctx.set.comms) {
+    const double usual = std::max(out.noise_sd_ns, bulk_by_comm[static_cast<size_t>(c.index)]);
+    if (c.present < 2 || usual <= 0) continue;
+    RankStatsPass::Spread sp = ctx.stats.spread(c.index, kOutlierOverUsual * usual, kOutlierExcess);
+    out.compared += sp.compared;
+    compared.set(c.index, std::move(sp.compared_at));
+    for (const auto& op : sp.ops) candidates.push_back({op, c.index});
+  }
+  // A rank that owns the candidates is slow now and then: delays of the host fall on
+  // every rank alike.  Without one, only runs tell extra work from such delays.
+  tally(ctx, candidates, out);
+  if (out.owner < 0) tally(ctx, in_runs(candidates, compared), out);
   return out;
 }
 

@@ -65,7 +65,8 @@ constexpr uint64_t kMinIntermittentOps = 3;
 
 // A rank slow now and then: the outlier ops (detect/outlier_ops.cpp) have one owner,
 // who is not late often enough to be a straggler (late.ranks), and what the job waited
-// for it costs as much as data-dependent imbalance would have to.
+// for it costs as much as a straggler's would have to.  (What is measured is a lower
+// bound: ops that a member started the moment its stream freed show nothing.)
 void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
                          std::vector<Finding>& out) {
   const int64_t r = outliers.owner;
@@ -76,7 +77,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   const uint64_t ops = outliers.ops_of(r);
   const double cost = outliers.covered_ns(r) / 1e9;
   const double job = ctx.job_seconds();
-  if (ops < kMinIntermittentOps || cost < ctx.th.imbalance_min_cost_fraction * job) return;
+  if (ops < kMinIntermittentOps || cost < ctx.th.min_cost_fraction * job) return;
   double excess = 0;
   for (const OutlierOps::At& a : outliers.at) {
     if (a.op.last == r) excess += a.op.excess();
@@ -95,7 +96,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
                fmt("%.2f", excess / static_cast<double>(ops) / 1e6) + " ms or " +
                fmt("%.0f", 100 * excess / std::max(mean, 1.0)) +
                "% more than their mean each time, where they usually differ by " +
-               fmt("%.1f", 100 * ctx.stats.median_gap_cv()) +
+               fmt("%.1f", 100 * ctx.stats.median_gap_cv(RankStatsPass::SpreadOver::kBulk)) +
                "%): " + fmt("%.0f", 100 * outliers.wait_by_rank.at(r) / outliers.wait_ns) +
                "% of the waiting at such ops was for it; the job waited " + fmt("%.2f", cost) +
                " s for it. It is slow now and then, not always: look for periodic work on "

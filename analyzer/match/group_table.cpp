@@ -137,17 +137,19 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
     // A send/recv grouped with ops to other peers ends when its whole group does:
     // its time is not its link's.
     const bool shares_end = mixed[i] && trace::is_p2p(static_cast<OpKind>(all[i].op));
-    add_op(rank, prog, all[i], before ? &*before : nullptr, own.contended(i) || shares_end,
-           own.started_another(i), false);
+    add_op(rank, prog, all[i],
+           {.before = before ? &*before : nullptr,
+            .contended = own.contended(i) || shares_end,
+            .started_another = own.started_another(i),
+            .split = own.split(i)});
   }
   // Ops outstanding at the last flush that /ops does not hold yet.
-  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, nullptr, false, false, true);
+  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, {.pending = true});
   return {};
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
-                        const ComputeReadings* before, bool contended, bool started_another,
-                        bool from_pending) {
+                        const OwnView& own) {
   auto it = set_.comm_index.find(op.comm_id);
   if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
   const int ci = it->second;
@@ -165,16 +167,16 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
       int64_t& side = send ? ch.sent : ch.received;
       side = std::max(side, static_cast<int64_t>(op.peer_seq));
     }
-    if (!from_pending) {
+    if (!own.pending) {
       ++comms_[static_cast<size_t>(ci)].p2p_ops;
-      add_p2p(rank, comm, op, t, contended);
+      add_p2p(rank, comm, op, t, own.contended);
     }
     return;
   }
   if (op.seq >= trace::kMaxSeq) return;
   RankCommProgress& rc = prog.at(ci);
   const int64_t seq = static_cast<int64_t>(op.seq);
-  if (from_pending && seq <= rc.max_seq_entered) return;  // already in /ops
+  if (own.pending && seq <= rc.max_seq_entered) return;  // already in /ops
   ++rc.ops;
   ++comms_[static_cast<size_t>(ci)].collective_ops;
   rc.max_seq_entered = std::max(rc.max_seq_entered, seq);
@@ -207,15 +209,15 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.second_arrival = t.arrival;
   }
   g.min_arrival = std::min(g.min_arrival, t.arrival);
-  g.contended = g.contended || contended;
-  g.ran_alongside = g.ran_alongside || started_another;
+  g.contended = g.contended || own.contended;
+  g.ran_alongside = g.ran_alongside || own.started_another;
   if (t.end != kNever) {
     ++g.completed;
     g.min_end = std::min(g.min_end, t.end);
     g.max_end = std::max(g.max_end, t.end);
   }
   // The rank's own compute before the op (match/own_compute.h).
-  if (before != nullptr) add_gap(g, *before);
+  if (own.before != nullptr) add_gap(g, *own.before, own.split);
   (void)comm;
 }
 
@@ -268,14 +270,15 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
   p2p_open_.erase(key);
 }
 
-void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before) {
+void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split) {
   for (int k = 0; k < kReadings; ++k) {
     g.gap_sum[k] += before[k];
     g.gap_min[k] = std::min(g.gap_min[k], before[k]);
+    g.gap_max[k] = std::max(g.gap_max[k], before[k]);
+    g.gap_sq_sum[k] += static_cast<double>(before[k]) * static_cast<double>(before[k]);
   }
-  g.gap_max = std::max(g.gap_max, before[0]);
-  g.gap_sq_sum += static_cast<double>(before[0]) * static_cast<double>(before[0]);
   ++g.gaps;
+  g.split += split ? 1 : 0;
 }
 
 void GroupTable::reset_gaps() {
@@ -283,9 +286,10 @@ void GroupTable::reset_gaps() {
     for (GroupAgg& g : cg.groups) {
       g.gap_sum = {};
       g.gap_min = kNoGapMin;
-      g.gap_max = kNever;
-      g.gap_sq_sum = 0;
+      g.gap_max = kNoGapMax;
+      g.gap_sq_sum = {};
       g.gaps = 0;
+      g.split = 0;
     }
   }
 }
@@ -304,7 +308,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& read
     auto it = set_.comm_index.find(op.comm_id);
     if (it == set_.comm_index.end()) continue;
     auto& groups = comms_[static_cast<size_t>(it->second)].groups;
-    if (op.seq < groups.size()) add_gap(groups[op.seq], *before);
+    if (op.seq < groups.size()) add_gap(groups[op.seq], *before, own.split(i));
   }
   return st;
 }

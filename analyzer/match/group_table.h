@@ -24,6 +24,11 @@ inline constexpr ComputeReadings kNoGapMin = [] {
   r.fill(INT64_MAX);
   return r;
 }();
+inline constexpr ComputeReadings kNoGapMax = [] {
+  ComputeReadings r{};
+  r.fill(kNever);
+  return r;
+}();
 
 struct GroupAgg {
   int64_t max_arrival = kNever;
@@ -31,19 +36,21 @@ struct GroupAgg {
   int64_t min_arrival = INT64_MAX;
   int64_t min_end = INT64_MAX;
   int64_t max_end = kNever;
-  // Members' own compute before the op, summed per reading (match/own_compute.h),
-  // the smallest per reading (the communicator's own, match/sibling_lateness.h), and
-  // the squares of the primary reading.
+  // Members' own compute before the op per reading (match/own_compute.h): summed, the
+  // smallest (the communicator's own, match/sibling_lateness.h), the largest, and the
+  // sum of squares.
   ComputeReadings gap_sum{};
   ComputeReadings gap_min = kNoGapMin;
-  int64_t gap_max = kNever;  // the largest primary reading
-  double gap_sq_sum = 0;
+  ComputeReadings gap_max = kNoGapMax;
+  std::array<double, kReadings> gap_sq_sum{};
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
   int32_t last_rank = -1;
   int32_t entered = 0;
   int32_t completed = 0;
   int32_t gaps = 0;
+  // Members whose gap was several stretches of compute (OwnCompute::split).
+  int32_t split = 0;
   int32_t not_started = 0;  // entered on the host, never started on the device
   int32_t root = -1;
   uint8_t op = 0, dtype = 0;
@@ -178,10 +185,17 @@ class GroupTable {
     bool contended = false;
   };
 
+  // What the rank's own timeline shows about one of its ops (match/own_compute.h).
+  struct OwnView {
+    const ComputeReadings* before = nullptr;  // null: no reading
+    bool contended = false;
+    bool started_another = false;
+    bool split = false;
+    bool pending = false;  // outstanding at the last flush, not in /ops
+  };
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              const ComputeReadings* before, bool contended, bool started_another,
-              bool from_pending);
-  static void add_gap(GroupAgg& g, const ComputeReadings& before);
+              const OwnView& own);
+  static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
                const OpTimes& t, bool contended);
 

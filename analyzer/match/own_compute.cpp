@@ -146,6 +146,18 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   const OwnTimeline timeline(std::move(held));
   const OwnTimeline never(std::move(never_alongside));
 
+  std::vector<int64_t> arrivals;  // ascending
+  for (uint32_t i : order_) {
+    if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
+  }
+  // Ops that arrived in (from, to), beyond back-to-back distance of both ends.
+  auto started_between = [&](int64_t from, int64_t to) {
+    from += kBackToBackNs;
+    to -= kBackToBackNs;
+    if (to <= from) return false;
+    const auto it = std::upper_bound(arrivals.begin(), arrivals.end(), from);
+    return it != arrivals.end() && *it < to;
+  };
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
   for (uint32_t i : order_) {
@@ -172,6 +184,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
         ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0 || waited_for_stream[i] != 0)) {
       continue;
     }
+    if (started_between(p.end, x.arrival)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
     r[1] = gap - never.other_busy(stream, p.end, x.arrival);

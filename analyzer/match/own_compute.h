@@ -130,9 +130,14 @@ class OwnCompute {
   bool started_another(size_t i) const { return (flags_[i] & kStartedAnother) != 0; }
   // ops[i] did not hold the rank up (as far as is known): its time is the rank's.
   bool ran_alongside(size_t i) const { return (flags_[i] & kAlongside) != 0; }
+  // The rank started an op on another stream inside the gap before ops[i]: the gap is
+  // several stretches of compute (a rank issues an op between two of its kernels), each
+  // with noise of its own.
+  bool split(size_t i) const { return (flags_[i] & kSplit) != 0; }
 
  private:
-  static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8;
+  static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
+                           kSplit = 16;
   std::vector<uint32_t> order_;
   std::vector<std::optional<ComputeReadings>> before_;
   std::vector<uint8_t> flags_;

@@ -154,23 +154,50 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
 }
 
 namespace {
+// The members' gaps before one op in one reading: mean and sample deviation (n - 1, so
+// that groups of any size measure the same spread: with two members the population one
+// is 1/sqrt(2) of it).  Over one stretch: the reading in which they are the least
+// spread.  Bar the primary spread, with three members or more, of all but the slowest.
+struct GapSpread {
+  double mean = 0, sd = 0;
+  int reading = -1;  // -1: no reading with a positive mean
+};
+GapSpread gap_spread(const GroupAgg& g, RankStatsPass::SpreadOver over) {
+  GapSpread best;
+  const bool one = over == RankStatsPass::SpreadOver::kOneStretch;
+  if (one && g.split > 0) return best;
+  const bool drop_slowest = over != RankStatsPass::SpreadOver::kPrimary && g.gaps >= 3;
+  const double n = g.gaps - (drop_slowest ? 1 : 0);
+  const int readings = one ? kReadings : 1;
+  for (int k = 0; k < readings; ++k) {
+    // Over one stretch, not where a member started the op the moment its stream freed
+    // (spread() below).
+    if (g.gap_sum[k] <= 0 || (one && g.gap_min[k] < kBackToBackNs)) continue;
+    const auto max = static_cast<double>(g.gap_max[k]);
+    const double sum = static_cast<double>(g.gap_sum[k]) - (drop_slowest ? max : 0);
+    const double sq = g.gap_sq_sum[k] - (drop_slowest ? max * max : 0);
+    const double mean = sum / n;
+    if (mean <= 0) continue;
+    const double sd = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));
+    if (best.reading < 0 || sd < best.sd) best = {mean, sd, k};
+  }
+  return best;
+}
+
 // Median over (a sample of) complete ops of a statistic of the members' gaps, over
 // every comm (only = -1) or one.
 template <typename Stat>
-double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
+double median_over_groups(const GroupTable& table, Stat stat, int only = -1,
+                          RankStatsPass::SpreadOver over = RankStatsPass::SpreadOver::kPrimary) {
   std::vector<double> values;
   for (const auto& c : table.set().comms) {
     if (c.present < 2 || (only >= 0 && c.index != only)) continue;
     const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
-      if (g.gaps < 2 || g.gap_sum[0] <= 0) continue;
-      const double n = g.gaps;
-      const double mean = static_cast<double>(g.gap_sum[0]) / n;
-      // The sample deviation (n - 1), so that groups of any size measure the same
-      // spread: with two members the population one is 1/sqrt(2) of it.
-      const double sd = std::sqrt(std::max(0.0, (g.gap_sq_sum - n * mean * mean) / (n - 1)));
-      values.push_back(stat(mean, sd));
+      if (g.gaps < 2) continue;
+      const GapSpread sp = gap_spread(g, over);
+      if (sp.reading >= 0) values.push_back(stat(sp.mean, sp.sd));
     }
   }
   if (values.empty()) return 0;
@@ -180,28 +207,29 @@ double median_over_groups(const GroupTable& table, Stat stat, int only = -1) {
 }
 }  // namespace
 
-double RankStatsPass::median_gap_cv() const {
-  return median_over_groups(table_, [](double mean, double sd) { return sd / mean; });
+double RankStatsPass::median_gap_cv(SpreadOver over) const {
+  return median_over_groups(
+      table_, [](double mean, double sd) { return sd / mean; }, -1, over);
 }
 
 double RankStatsPass::median_gap_sd_ns() const {
   return median_over_groups(table_, [](double, double sd) { return sd; });
 }
 
-std::vector<double> RankStatsPass::gap_cv_by_comm() const {
+std::vector<double> RankStatsPass::gap_cv_by_comm(SpreadOver over) const {
   std::vector<double> out;
   for (const auto& c : table_.set().comms) {
     out.push_back(median_over_groups(
-        table_, [](double mean, double sd) { return sd / mean; }, c.index));
+        table_, [](double mean, double sd) { return sd / mean; }, c.index, over));
   }
   return out;
 }
 
-std::vector<double> RankStatsPass::gap_sd_ns_by_comm() const {
+std::vector<double> RankStatsPass::gap_sd_ns_by_comm(SpreadOver over) const {
   std::vector<double> out;
   for (const auto& c : table_.set().comms) {
     out.push_back(median_over_groups(
-        table_, [](double, double sd) { return sd; }, c.index));
+        table_, [](double, double sd) { return sd; }, c.index, over));
   }
   return out;
 }
@@ -212,22 +240,28 @@ RankStatsPass::Spread RankStatsPass::spread(int comm, double min_sd_ns,
   const CommInfo& c = table_.set().comms[static_cast<size_t>(comm)];
   if (c.present < 2) return sp;
   for (const GroupAgg& g : table_.comms()[static_cast<size_t>(comm)].groups) {
-    if (g.gaps < c.present || g.gap_max == kNever || g.max_arrival == kNever) continue;
+    if (g.gaps < c.present || g.max_arrival == kNever) continue;
+    const GapSpread gs = gap_spread(g, SpreadOver::kPrimary);
+    if (gs.reading < 0) continue;
+    // A member that started the op the moment its stream freed had finished computing
+    // earlier, by an unknown amount: how far apart the members were is unknown.
+    if (g.gap_min[static_cast<size_t>(gs.reading)] < kBackToBackNs) continue;
     ++sp.compared;
-    const double n = g.gaps;
-    const double mean = static_cast<double>(g.gap_sum[0]) / n;
-    const double sd = std::sqrt(std::max(0.0, (g.gap_sq_sum - n * mean * mean) / (n - 1)));
-    if (sd < min_sd_ns || static_cast<double>(g.gap_max) - mean < min_excess_fraction * mean)
-      continue;
+    sp.compared_at.push_back(g.max_arrival);
+    const auto k = static_cast<size_t>(gs.reading);
+    const auto max = static_cast<double>(g.gap_max[k]);
+    const auto sum = static_cast<double>(g.gap_sum[k]);
+    if (gs.sd < min_sd_ns || max - gs.mean < min_excess_fraction * gs.mean) continue;
     Spread::Op op;
     op.end = g.max_arrival;
-    op.gap = g.gap_max;
-    op.others = (static_cast<double>(g.gap_sum[0]) - static_cast<double>(g.gap_max)) / (n - 1);
-    op.wait = n * static_cast<double>(g.gap_max) - static_cast<double>(g.gap_sum[0]);
+    op.gap = g.gap_max[k];
+    op.others = (sum - max) / (g.gaps - 1);
+    op.wait = g.gaps * max - sum;
     op.last = g.last_rank;
     sp.wait_ns += op.wait;
     sp.ops.push_back(op);
   }
+  std::sort(sp.compared_at.begin(), sp.compared_at.end());
   return sp;
 }
 

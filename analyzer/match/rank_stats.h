@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,22 @@ double median_of(std::vector<T> v) {
   auto mid = v.begin() + static_cast<long>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   return static_cast<double>(*mid);
+}
+
+// The median of the sample standard deviation (n - 1) of n values of the same normal
+// noise, in units of its sigma (Wilson-Hilferty's approximation of the chi-square
+// median): 0.67 for two, 0.95 for eight.  Medians of spreads over groups of different
+// sizes compare once divided by it.
+inline double median_sd_in_sigmas(int n) {
+  if (n < 2) return 1;
+  const double k = n - 1;
+  const double c = 1 - 2 / (9 * k);
+  return std::sqrt(c * c * c);
+}
+
+// How many members a spread without the slowest (SpreadOver) is over, of n.
+inline int bulk_members(int n) {
+  return n >= 3 ? n - 1 : n;
 }
 
 struct Lateness {
@@ -94,13 +111,30 @@ class RankStatsPass {
 
   const std::vector<RankLateness>& ranks() const { return ranks_; }
   const std::vector<MismatchDetail>& mismatches() const { return mismatch_details_; }
+  // What spreads of the members' compute before an op are measured over.  kPrimary:
+  // every op, in the primary reading (match/own_compute.h).  kBulk: the same, of all
+  // members but the slowest (with three or more; see below).  kOneStretch: the ops before
+  // which every member computed in one stretch (OwnCompute::split), in the reading where
+  // the members are the least spread.  A gap of several stretches (a gradient bucket's,
+  // over part of a backward pass with tensor-parallel ops in it), or one that began
+  // inside the compute (after an op that ran alongside, where the primary reading holds
+  // how far the members drifted apart since they last met), collects a rare delay of the
+  // host from all of its stretches; in one stretch it stays rare.  A reading that does
+  // not apply can hide a spread but cannot make one up.  Ops that a member started the
+  // moment its stream freed are left out (its compute ended earlier, by an unknown
+  // amount), and with three members or more, so is the slowest: a delay of the host puts
+  // one member far out, while work that differs spreads them all (a median over ops
+  // would not see the delays that are rare, but with many members and frequent delays
+  // most ops hold one).  Medians of spreads over n members then compare in sigmas of
+  // median_sd_in_sigmas(n - 1).
+  enum class SpreadOver : uint8_t { kPrimary, kBulk, kOneStretch };
   // Median over complete ops of the coefficient of variation of the members' gaps.
-  double median_gap_cv() const;
+  double median_gap_cv(SpreadOver over = SpreadOver::kPrimary) const;
   // Median over complete ops of the standard deviation of the members' gaps, ns.
   double median_gap_sd_ns() const;
   // The same two, per communicator (index = comm index; 0 where no op qualifies).
-  std::vector<double> gap_cv_by_comm() const;
-  std::vector<double> gap_sd_ns_by_comm() const;
+  std::vector<double> gap_cv_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
+  std::vector<double> gap_sd_ns_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
   // What the members of communicator `comm` (index) waited for the one that computed
   // longest before each op, had they started together: over the ops every member has
   // a reading for whose gaps' standard deviation is at least `min_sd_ns` and whose
@@ -116,8 +150,9 @@ class RankStatsPass {
       double excess() const { return static_cast<double>(gap) - others; }
     };
     double wait_ns = 0;
-    uint64_t compared = 0;  // ops every member has a reading for
-    std::vector<Op> ops;    // the ops counted
+    uint64_t compared = 0;             // ops every member has a reading for, none queued
+    std::vector<int64_t> compared_at;  // their last arrivals, job ns, ascending
+    std::vector<Op> ops;               // the ops counted
   };
   Spread spread(int comm, double min_sd_ns = 0, double min_excess_fraction = 0) const;
   uint64_t records() const { return records_; }

@@ -93,6 +93,35 @@ TEST(OwnCompute, AnOpStartedWhenItsStreamFreedIsNoSignOfRunningAlongside) {
   }
 }
 
+// A gap is several stretches of compute when the rank started an op on another stream
+// inside it (it issues ops between its kernels); not when the other op started right
+// as the previous one on the stream ended, or right before this one.
+TEST(OwnCompute, AGapWithAnotherOpStartedInsideIsSplit) {
+  RankInfo rank;
+  rank.rank = 0;
+  // Stream 1: [0,1ms) and [10ms,11ms); stream 2: one op starting at `other`.
+  for (auto [other, split] :
+       {std::pair{int64_t{5'000'000}, true}, std::pair{int64_t{1'005'000}, false},
+        std::pair{int64_t{9'990'000}, false}, std::pair{int64_t{12'000'000}, false}}) {
+    const std::vector<trace::OpRecord> ops = {timed_op(1, 0, 1, 0, 1'000'000),
+                                              timed_op(2, 0, 2, other, other + 100'000),
+                                              timed_op(1, 1, 1, 10'000'000, 11'000'000)};
+    const OwnCompute own(rank, ops);
+    ASSERT_TRUE(own.before(2).has_value());
+    EXPECT_EQ(own.split(2), split) << "other op at " << other;
+  }
+}
+
+// Medians of sample deviations run lower over fewer members; in sigmas they compare.
+TEST(SpreadScale, MedianSampleDeviationInSigmas) {
+  EXPECT_NEAR(median_sd_in_sigmas(2), 0.674, 0.02);  // |N(0,1)|'s median
+  EXPECT_NEAR(median_sd_in_sigmas(8), 0.953, 0.01);
+  EXPECT_GT(median_sd_in_sigmas(64), median_sd_in_sigmas(8));
+  EXPECT_LT(median_sd_in_sigmas(64), 1.0);
+  EXPECT_EQ(bulk_members(2), 2);
+  EXPECT_EQ(bulk_members(8), 7);
+}
+
 // After an op of a communicator that showed running alongside too rarely to tell, where
 // the compute before the next op on its stream began is unknown: no reading.
 TEST(OwnCompute, NoReadingAfterAnOpThatMayHaveRunAlongside) {
