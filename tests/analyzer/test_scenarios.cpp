@@ -156,6 +156,15 @@ TEST(Scenario, HostDelaysWithOverlappedBucketsAreNotImbalance) {
   }
 }
 
+// The one finding of `r` names `rank` as slow now and then.
+void expect_intermittent(const Report& r, int64_t rank, uint64_t seed) {
+  ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.kind, "straggler") << f.evidence;
+  EXPECT_EQ(f.subkind, "intermittent") << f.evidence;
+  EXPECT_EQ(f.ranks, Ranks{rank});
+}
+
 // The same rank, slow in one step in five: not data (it has an owner) and not late in
 // most ops (no straggler by the sign test), but a rank that is slow now and then.
 TEST(Scenario, OneRankSlowNowAndThenIsAnIntermittentStraggler) {
@@ -163,12 +172,10 @@ TEST(Scenario, OneRankSlowNowAndThenIsAnIntermittentStraggler) {
     TempDir dir("intermittent");
     auto spec = hybrid_spec(dir.path(), seed, 2);
     Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5,rank=6,every=5"});
-    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
-    const Finding& f = r.findings[0];
-    EXPECT_EQ(f.kind, "straggler") << f.evidence;
-    EXPECT_EQ(f.subkind, "intermittent") << f.evidence;
-    EXPECT_EQ(f.ranks, Ranks{6});
-    EXPECT_EQ(f.nodes, Nodes{"node2"});
+    expect_intermittent(r, 6, seed);
+    if (!r.findings.empty()) {
+      EXPECT_EQ(r.findings[0].nodes, Nodes{"node2"});
+    }
   }
 }
 
@@ -179,15 +186,9 @@ TEST(Scenario, OneRankSlowNowAndThenBehindQueuedBuckets) {
   for (uint64_t seed : {1, 2}) {
     TempDir dir("intermittent-overlap");
     auto spec = small_spec(dir.path(), seed);
-    spec.steps = 40;
     spec.overlap = true;
     spec.inter_gbps = 6;
-    Report r = synth_and_analyze(spec, {"heavy_sample:factor=2,rank=5,every=5"});
-    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
-    const Finding& f = r.findings[0];
-    EXPECT_EQ(f.kind, "straggler") << f.evidence;
-    EXPECT_EQ(f.subkind, "intermittent") << f.evidence;
-    EXPECT_EQ(f.ranks, Ranks{5});
+    expect_intermittent(synth_and_analyze(spec, {"heavy_sample:factor=2,rank=5,every=5"}), 5, seed);
   }
 }
 
