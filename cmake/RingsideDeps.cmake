@@ -1,10 +1,10 @@
 # Finds every dependency; a missing one stops configuration and names the
-# Debian package that provides it (scripts/setup installs them all).
+# Debian package that provides it (scripts/demo and scripts/test install them all first).
 
 macro(ringside_require _found _what _package)
   if(NOT ${_found})
     message(FATAL_ERROR "ringside: ${_what} not found. Install the Debian package '${_package}' "
-                        "(or run scripts/setup, which installs every dependency).")
+                        "(or run scripts/demo or scripts/test, which install every dependency first).")
   endif()
 endmacro()
 
