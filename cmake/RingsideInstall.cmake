@@ -5,6 +5,7 @@
 #   bin/ringside, bin/nccl_bench                       the tools
 #   lib/libringside_probe.so                           what `ringside run` preloads (it looks
 #                                                      for it at <prefix>/lib, beside bin/)
+#   lib/ringside/ringside_spank.so                     the Slurm SPANK plugin (srun --ringside)
 #   lib/libringside_common.a, include/ringside/        the trace library (ringside::trace)
 #   lib/cmake/ringside/, lib/pkgconfig/ringside.pc
 #   share/doc/ringside/                                README and docs/
@@ -25,6 +26,9 @@ endforeach()
 
 install(TARGETS ringside nccl_bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(TARGETS ringside_probe LIBRARY DESTINATION lib COMPONENT runtime)
+if(TARGET ringside_spank)  # the Slurm SPANK plugin (docs/slurm.md), built with Slurm's headers
+  install(TARGETS ringside_spank LIBRARY DESTINATION lib/ringside COMPONENT runtime)
+endif()
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 

@@ -10,7 +10,7 @@ RINGSIDE_PACKAGES=(
   build-essential cmake pkg-config clang-format
   libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin libeigen3-dev libcli11-dev
   nlohmann-json3-dev libgtest-dev python3 python3-h5py python3-numpy
-  slurm-wlm munge procps bc time
+  slurm-wlm libslurm-dev munge procps bc time
 )
 
 # Each line says when it was printed (seconds since the script started), so that a

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ringside/config_spec.h"
+#include "traced_env.h"
 
 namespace ringside::launcher {
 
@@ -64,10 +65,6 @@ void set_env(const char* name, const std::string& value) {
     throw std::runtime_error("the probe library " + probe.string() +
                              " does not exist; reinstall ringside or pass --probe PATH");
   }
-  if (!o.output.empty()) {
-    // Absolute, so that the command changing directory does not move the traces.
-    set_env("RINGSIDE_OUTPUT", std::filesystem::absolute(o.output, ec).string());
-  }
   set_env("RINGSIDE_SAMPLE_HZ", o.sample_hz);
   set_env("RINGSIDE_FLUSH_INTERVAL", o.flush_interval);
   set_env("RINGSIDE_WATCHDOG_TIMEOUT", o.watchdog_timeout);
@@ -77,23 +74,13 @@ void set_env(const char* name, const std::string& value) {
   if (o.no_device_timing) set_env("RINGSIDE_DEVICE_TIMING", "0");
   if (o.no_xid) set_env("RINGSIDE_XID_EVENTS", "0");
   if (o.dump_config) set_env("RINGSIDE_DUMP_CONFIG", "1");
-  std::string preload = probe.string();
-  if (const char* old = getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
-    preload += std::string(":") + old;
-  set_env("LD_PRELOAD", preload);
-  if (o.links) {
-    // NCCL (>= 2.23) loads one profiler plugin: the probe itself, unless the user
-    // chose another, which is kept (op capture works either way).
-    if (const char* user = getenv("NCCL_PROFILER_PLUGIN"); user != nullptr && *user != '\0') {
-      std::fprintf(stderr,
-                   "ringside run: NCCL_PROFILER_PLUGIN is already %s; keeping it, so per-peer "
-                   "link timing is off (collective capture is unaffected)\n",
-                   user);
-    } else {
-      set_env("NCCL_PROFILER_PLUGIN", probe.string());
-    }
-  }
-
+  // The output absolute, so that the command changing directory does not move the traces.
+  const TracedEnv env =
+      traced_env(probe.string(),
+                 o.output.empty() ? "" : std::filesystem::absolute(o.output, ec).string(),
+                 getenv("LD_PRELOAD"), getenv("NCCL_PROFILER_PLUGIN"), o.links);
+  for (const auto& [name, value] : env.set) set_env(name.c_str(), value);
+  if (!env.note.empty()) std::fprintf(stderr, "ringside run: %s\n", env.note.c_str());
   std::vector<char*> argv;
   for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -127,6 +127,7 @@ MessageTimeout=10
 SlurmdTimeout=60
 SlurmctldTimeout=60
 TmpFS=$dir/tmp
+PlugStackConfig=$dir/plugstack.conf
 EOF
     local i
     for i in "${!kNodes[@]}"; do
@@ -135,6 +136,13 @@ EOF
     local IFS=,
     echo "PartitionName=debug Nodes=${kNodes[*]} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
   } >"$dir/slurm.conf"
+  # ringside's SPANK plugin (srun --ringside[=DIR]) when the build has one, with the
+  # site default folder a site would set.
+  if [[ -n ${RINGSIDE_SPANK_PLUGIN:-} ]]; then
+    echo "optional $RINGSIDE_SPANK_PLUGIN default_dir=$dir/ringside-traces" >"$dir/plugstack.conf"
+  else
+    : >"$dir/plugstack.conf"
+  fi
 }
 
 # Two slurmd on one host share TmpFS, where Slurm's PMIx plugin makes a folder named

@@ -113,6 +113,9 @@ class Slurm : public ::testing::Test {
       EXPECT_GT((*reader)->op_count(), 0u) << f.path;
     }
   }
+
+  // A traced run of the 8-rank training with a slow GPU on node2 (below).
+  void traced_straggler_job(const std::string& name, const std::string& launch);
 };
 
 // The cluster itself: two idle nodes, and srun places tasks on both with the
@@ -131,17 +134,19 @@ TEST_F(Slurm, TwoNodesAndSrunSetsRankAndNodeVariables) {
 }
 
 // 1) srun-wrapped training with a slow GPU on node2: the analyzer names its rank and
-// node, and the traces carry Slurm's job id, node names and ranks.
-TEST_F(Slurm, SrunWrappedTrainingNamesStragglerOnNode2) {
-  need({"ringside", "train_example"});
-  std::string dir = fresh_dir("straggler");
-  std::string job = "rs-straggler-" + std::to_string(getpid());
+// node, and the traces carry Slurm's job id, node names and ranks.  `launch` is what
+// goes between srun's placement options and the program, writing traces to TRACES.
+void Slurm::traced_straggler_job(const std::string& name, const std::string& launch) {
+  std::string dir = fresh_dir(name);
+  std::string job = "rs-" + name + "-" + std::to_string(getpid());
+  std::string line = launch;
+  line.replace(line.find("TRACES"), 6, dir + "/traces");
   ShellResult run =
       sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("straggler_node2.json") + "\n" +
-             "srun -N2 --ntasks-per-node=4 --job-name=" + job + " ringside run -o " + dir +
-             "/traces -- train_example " + kTrainArgs,
+             "srun -N2 --ntasks-per-node=4 --job-name=" + job + " " + line + " train_example " +
+             kTrainArgs,
          180);
-  expect_ok(run, "srun ringside run");
+  expect_ok(run, line);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // The traces carry Slurm's job id, node names and ranks.
   std::string job_id = job_id_by_name(job);
@@ -163,6 +168,61 @@ TEST_F(Slurm, SrunWrappedTrainingNamesStragglerOnNode2) {
   EXPECT_TRUE(contains_str(stragglers[0]["nodes"], "node2")) << stragglers[0].dump(2);
   EXPECT_FALSE(contains_str(stragglers[0]["nodes"], "node1")) << stragglers[0].dump(2);
 }
+
+TEST_F(Slurm, SrunWrappedTrainingNamesStragglerOnNode2) {
+  need({"ringside", "train_example"});
+  traced_straggler_job("straggler", "ringside run -o TRACES --");
+}
+
+#ifdef RINGSIDE_TEST_HAVE_SPANK
+// The SPANK plugin: `srun --ringside=DIR` traces every task without `ringside run` in
+// the command; plain `--ringside` writes to the site's default folder of plugstack.conf,
+// one folder per job; `sbatch --ringside=DIR` traces the batch script's steps; a step
+// without the option is not traced.
+TEST_F(Slurm, SpankPluginTracesEveryTaskOfSrunRingside) {
+  need({"ringside", "train_example"});
+  traced_straggler_job("spank", "--ringside=TRACES");
+  std::string dir = fresh_dir("spank-forms");
+  std::string job = "rs-spank-" + std::to_string(getpid());
+
+  // No DIR: <default_dir>/<job id>, default_dir being the cluster's ringside-traces.
+  const std::string conf = std::getenv("SLURM_CONF");
+  const std::string site = std::filesystem::path(conf).parent_path().string() + "/ringside-traces";
+  std::string job2 = job + "-default";
+  ShellResult run2 = sh(comm_id_export() + "srun -N2 --ntasks-per-node=1 --job-name=" + job2 +
+                            " --ringside train_example --steps 5",
+                        180);
+  expect_ok(run2, "srun --ringside");
+  ASSERT_EQ(run2.exit_code, 0) << run2.err;
+  std::string job2_id = job_id_by_name(job2);
+  ASSERT_FALSE(job2_id.empty());
+  auto listing = trace::list_trace_dir(site + "/" + job2_id);
+  ASSERT_TRUE(listing.ok()) << listing.message();
+  EXPECT_EQ(listing->files.size(), 2u);
+  EXPECT_EQ(listing->job_id, job2_id);
+
+  // #SBATCH --ringside=DIR: the batch step and the steps it starts are traced.
+  std::string job4 = job + "-sbatch";
+  ShellResult run4 =
+      sh(comm_id_export() + "sbatch --wait -N2 --ntasks-per-node=2 --job-name=" + job4 +
+             " --ringside=" + dir + "/sbatch-traces -o " + dir +
+             "/sbatch.out --wrap 'srun train_example --steps 5'",
+         180);
+  expect_ok(run4, "sbatch --ringside=DIR");
+  ASSERT_EQ(run4.exit_code, 0) << run4.err << sh("cat " + dir + "/sbatch.out").out;
+  auto batch = trace::list_trace_dir(dir + "/sbatch-traces");
+  ASSERT_TRUE(batch.ok()) << batch.message();
+  EXPECT_EQ(batch->files.size(), 4u);
+
+  // Without the option: nothing traced.
+  std::string job3 = job + "-plain";
+  ShellResult run3 = sh(comm_id_export() + "srun -N1 -n1 --job-name=" + job3 +
+                            " bash -c 'echo \"preload=[$LD_PRELOAD]\"'",
+                        60);
+  ASSERT_EQ(run3.exit_code, 0) << run3.err;
+  EXPECT_NE(run3.out.find("preload=[]"), std::string::npos) << run3.out;
+}
+#endif
 
 // 2) A rank stops issuing ops; Slurm ends the job at its time limit (SIGTERM, then
 // SIGKILL KillWait seconds later). The traces left behind name the missing rank, the
