@@ -87,8 +87,9 @@ Status validate_comm(const CommRecord& c, int64_t world_size) {
     return Status::error("comm table row of comm " + std::to_string(c.comm_id) + ": " + what +
                          " is out of range");
   };
-  if (c.nranks < 1 || c.nranks > world_size)
-    return bad(field("nranks", c.nranks) + " (world_size " + std::to_string(world_size) + ")");
+  if (c.nranks < 1 || c.nranks > world_size * kMaxCommRanksPerProcess)
+    return bad(field("nranks", c.nranks) + " (world_size " + std::to_string(world_size) +
+               ", at most " + std::to_string(kMaxCommRanksPerProcess) + " ranks per process)");
   if (c.rank < 0 || c.rank >= c.nranks) return bad(field("rank", c.rank));
   if (c.color < -1) return bad(field("color", c.color));
   if (!plausible_time(c.t_ns)) return bad(field("t_ns", c.t_ns));
@@ -100,8 +101,9 @@ Status validate_link(const LinkRecord& l, int64_t world_size) {
     return Status::error("/links row of comm " + std::to_string(l.comm_hash) + ": " + what +
                          " is out of range");
   };
-  if (l.nranks < 2 || l.nranks > world_size)
-    return bad(field("nranks", l.nranks) + " (world_size " + std::to_string(world_size) + ")");
+  if (l.nranks < 2 || l.nranks > world_size * kMaxCommRanksPerProcess)
+    return bad(field("nranks", l.nranks) + " (world_size " + std::to_string(world_size) +
+               ", at most " + std::to_string(kMaxCommRanksPerProcess) + " ranks per process)");
   if (l.rank < 0 || l.rank >= l.nranks) return bad(field("rank", l.rank));
   if (l.peer < 0 || l.peer >= l.nranks || l.peer == l.rank) return bad(field("peer", l.peer));
   if (l.n_nodes < 0 || l.n_nodes > l.nranks) return bad(field("n_nodes", l.n_nodes));

@@ -16,6 +16,11 @@ namespace ringside::trace {
 // Largest job a trace may claim.  Readers also bound it by the files present
 // (trace_dir.cpp), so a number inside one file never sizes an allocation.
 inline constexpr int64_t kMaxWorldSize = int64_t{1} << 22;
+// Most communicator ranks one process may hold: a process that drives several GPUs
+// (threads, or one rank per GPU as `nccl_bench -g`) holds one rank per GPU, so a
+// communicator may have more ranks than the job has processes (trace files), but not
+// more than this many times as many.
+inline constexpr int64_t kMaxCommRanksPerProcess = 64;
 // Largest sequence number (per communicator, per send/recv peer) taken as real.
 inline constexpr uint64_t kMaxSeq = uint64_t{1} << 28;
 // Trace-local times (ns since the file's clock reference) beyond ~10 years are corrupt.
@@ -27,7 +32,8 @@ inline constexpr size_t kMaxTextAttribute = 64 * 1024;
 Status validate_meta(const TraceMeta& m, const std::string& path);
 // One op record (from /ops or /pending): known enums, times in range and in order.
 Status validate_op(const OpRecord& op);
-// One comm table row of a job of `world_size` ranks.
+// One comm table row of a job of `world_size` ranks (processes): a communicator has at
+// most kMaxCommRanksPerProcess ranks per process.
 Status validate_comm(const CommRecord& c, int64_t world_size);
 // One /links row of a job of `world_size` ranks: comm rank, peer and size in
 // range, counters that cannot be negative are not.

@@ -66,7 +66,11 @@ TEST(TraceValidate, CommRowsAndAttributes) {
   c.color = -1;
   c.t_ns = 10;
   EXPECT_TRUE(validate_comm(c, 8).ok());
+  // Processes that drive several GPUs hold a rank per GPU: a communicator of 16 ranks in
+  // a job of 8 processes is real, one of more than 64 ranks per process is not.
   c.nranks = 16;
+  EXPECT_TRUE(validate_comm(c, 8).ok());
+  c.nranks = 8 * kMaxCommRanksPerProcess + 1;
   EXPECT_FALSE(validate_comm(c, 8).ok());
   c.nranks = 4;
   c.rank = 4;

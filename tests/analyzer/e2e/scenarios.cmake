@@ -60,6 +60,11 @@ ringside_add_e2e_scenario(gpu_health RANKS 8 NODES 2 CLUSTER ${_s}/gpu_health.js
 # Back-to-back benchmark collectives on a healthy cluster: launch jitter is not imbalance.
 ringside_add_e2e_scenario(healthy_nccl_bench RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json PROGRAM nccl_bench
   EXPECT "verdict=healthy;findings=0" ARGS all_reduce -b 8 -e 1M -f 4 -n 20 -w 2)
+# Processes that drive two GPUs each (a thread per GPU): each communicator has twice as
+# many ranks as there are trace files.
+ringside_add_e2e_scenario(healthy_bench_threads RANKS 4 NODES 2 CLUSTER ${_s}/healthy.json
+  PROGRAM nccl_bench_probe EXPECT "verdict=healthy;findings=0"
+  ARGS all_reduce -t 2 -b 8 -e 1M -f 4 -n 20 -w 2)
 # Hybrid TP x PP x DP with communicators from unique ids (as PyTorch's new_group):
 # healthy, and a rank that stops inside its tensor-parallel group.
 ringside_add_e2e_scenario(healthy_hybrid_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
