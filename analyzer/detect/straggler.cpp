@@ -154,15 +154,26 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierO
       if (it != remaining.end()) remaining.erase(it);
     }
   }
+  const double min_cost = ctx.th.min_cost_fraction * job;
+  // Late ranks that cost the job enough as they are.
+  std::vector<int64_t> costly;
+  for (int64_t r : remaining) {
+    if (late.any_alone({r}) && pooled_lateness(ctx, r).cost_ns / 1e9 >= min_cost)
+      costly.push_back(r);
+  }
   for (int64_t r : remaining) {
     // Late only against other stages: a heavier stage, unless the whole stage is.
     if (!late.any_alone({r})) continue;
     const Lateness l = pooled_lateness(ctx, r);
     const double cost = l.cost_ns / 1e9;
     // A rank beside a slower one costs little now (the others wait for that one) and
-    // as much as its own lateness once that one is fixed.
-    const double potential = potential_cost_s(ctx, r);
-    const double min_cost = ctx.th.min_cost_fraction * job;
+    // as much as its own lateness once that one is fixed, when that one is a straggler
+    // that costs the job as it is (a finding to fix).  Behind ranks that only arrive
+    // later (held up outside the traced calls, as in an MPI barrier between benchmark
+    // rounds) it costs what it costs.
+    const bool beside_costly =
+        std::any_of(costly.begin(), costly.end(), [&](int64_t c) { return c != r; });
+    const double potential = beside_costly ? potential_cost_s(ctx, r) : 0;
     if (std::max(cost, potential) < min_cost) continue;
     Finding f;
     f.kind = "straggler";
