@@ -75,10 +75,9 @@ void set_env(const char* name, const std::string& value) {
   if (o.no_xid) set_env("RINGSIDE_XID_EVENTS", "0");
   if (o.dump_config) set_env("RINGSIDE_DUMP_CONFIG", "1");
   // The output absolute, so that the command changing directory does not move the traces.
-  const TracedEnv env =
-      traced_env(probe.string(),
-                 o.output.empty() ? "" : std::filesystem::absolute(o.output, ec).string(),
-                 getenv("LD_PRELOAD"), getenv("NCCL_PROFILER_PLUGIN"), o.links);
+  const TracedEnv env = traced_env(
+      probe.string(), o.output.empty() ? "" : std::filesystem::absolute(o.output, ec).string(),
+      getenv("LD_PRELOAD"), getenv("NCCL_PROFILER_PLUGIN"), o.links);
   for (const auto& [name, value] : env.set) set_env(name.c_str(), value);
   if (!env.note.empty()) std::fprintf(stderr, "ringside run: %s\n", env.note.c_str());
   std::vector<char*> argv;
