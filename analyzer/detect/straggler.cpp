@@ -60,6 +60,20 @@ CauseGuess gpu_cause(const Context& ctx, const std::vector<int64_t>& ranks) {
 
 namespace {
 
+// A straggler finding that names rank `r`: what each carries besides its evidence.
+Finding rank_finding(const Context& ctx, int64_t r, const char* subkind, double cost_s) {
+  Finding f;
+  f.kind = "straggler";
+  f.subkind = subkind;
+  f.ranks = {r};
+  f.nodes = ctx.nodes_of({r});
+  f.cost_s = cost_s;
+  f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
+  f.severity = std::clamp(cost_s / std::max(ctx.job_seconds(), 1e-9) * 2, 0.05, 1.0);
+  f.next_command = next_command_for_straggler(ctx, r);
+  return f;
+}
+
 // Ops that hold the job up now and then are one rank's only from this many on.
 constexpr uint64_t kMinIntermittentOps = 3;
 
@@ -85,12 +99,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   // The others' compute before its ops, in proportion (the module sums it over all).
   const double mean = outliers.mean_gap_ns * (excess / std::max(outliers.excess_ns, 1.0));
   CauseGuess cause = gpu_cause(ctx, {r});
-  Finding f;
-  f.kind = "straggler";
-  f.subkind = "intermittent";
-  f.ranks = {r};
-  f.nodes = ctx.nodes_of({r});
-  f.cost_s = cost;
+  Finding f = rank_finding(ctx, r, "intermittent", cost);
   f.evidence = ctx.describe_rank(r) + " computed far longer than its peers before " +
                std::to_string(ops) + " of " + std::to_string(outliers.compared) + " shared ops (" +
                fmt("%.2f", excess / static_cast<double>(ops) / 1e6) + " ms or " +
@@ -106,10 +115,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   f.extra["cause"] = cause.cause;
   f.extra["slowdown"] = excess / std::max(mean, 1.0);
   f.extra["outlier_ops"] = ops;
-  f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
-  f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
   f.confidence = confidence_from_cost(ctx, cost);
-  f.next_command = next_command_for_straggler(ctx, r);
   out.push_back(std::move(f));
 }
 
@@ -155,32 +161,27 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierO
     }
   }
   const double min_cost = ctx.th.min_cost_fraction * job;
-  // Late ranks that cost the job enough as they are.
-  std::vector<int64_t> costly;
+  // The late ranks left that are late against their peers, not only against other
+  // stages (a heavier stage, unless the whole stage is), and how many of them cost the
+  // job enough as they are.
+  std::vector<std::pair<int64_t, Lateness>> alone;
+  size_t costly = 0;
   for (int64_t r : remaining) {
-    if (late.any_alone({r}) && pooled_lateness(ctx, r).cost_ns / 1e9 >= min_cost)
-      costly.push_back(r);
-  }
-  for (int64_t r : remaining) {
-    // Late only against other stages: a heavier stage, unless the whole stage is.
     if (!late.any_alone({r})) continue;
-    const Lateness l = pooled_lateness(ctx, r);
+    alone.emplace_back(r, pooled_lateness(ctx, r));
+    costly += alone.back().second.cost_ns / 1e9 >= min_cost;
+  }
+  for (const auto& [r, l] : alone) {
     const double cost = l.cost_ns / 1e9;
     // A rank beside a slower one costs little now (the others wait for that one) and
     // as much as its own lateness once that one is fixed, when that one is a straggler
     // that costs the job as it is (a finding to fix).  Behind ranks that only arrive
     // later (held up outside the traced calls, as in an MPI barrier between benchmark
     // rounds) it costs what it costs.
-    const bool beside_costly =
-        std::any_of(costly.begin(), costly.end(), [&](int64_t c) { return c != r; });
+    const bool beside_costly = costly > (cost >= min_cost ? 1u : 0u);
     const double potential = beside_costly ? potential_cost_s(ctx, r) : 0;
     if (std::max(cost, potential) < min_cost) continue;
-    Finding f;
-    f.kind = "straggler";
-    f.subkind = "gpu";
-    f.ranks = {r};
-    f.nodes = ctx.nodes_of({r});
-    f.cost_s = cost;
+    Finding f = rank_finding(ctx, r, "gpu", cost);
     const double rel =
         l.mean_gap() > l.mean_excess() ? l.mean_excess() / (l.mean_gap() - l.mean_excess()) : 0;
     CauseGuess cause = gpu_cause(ctx, {r});
@@ -200,12 +201,9 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierO
     f.extra["slowdown"] = rel;
     f.extra["last_arrival_fraction"] =
         static_cast<double>(l.last) / static_cast<double>(std::max<uint64_t>(1, l.groups));
-    f.extra["gpu_uuid"] = ctx.set.ranks[static_cast<size_t>(r)].gpu_uuid;
-    f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.extra["late_ops"] = l.above;
     f.extra["not_late_ops"] = l.below;
     f.confidence = std::clamp(0.5 + (l.positive_fraction() - 0.5), 0.3, 0.99);
-    f.next_command = next_command_for_straggler(ctx, r);
     out.push_back(std::move(f));
   }
 }
