@@ -18,6 +18,7 @@ extern "C" {  // spank.h declares the plugin's entry points outside its own exte
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "traced_env.h"
@@ -67,9 +68,17 @@ std::string default_probe() {
   return "";
 }
 
-std::string env_of(spank_t sp, const char* name) {
-  char buf[4096];
-  return spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS ? std::string(buf) : "";
+// A variable of the task's environment, whole ("" when unset), or nothing when it cannot
+// be read whole: a preload chain cut short would lose the task what it preloads.
+std::optional<std::string> env_of(spank_t sp, const char* name) {
+  for (size_t size = 4096; size <= (size_t{1} << 24); size *= 4) {
+    std::string buf(size, '\0');
+    const spank_err_t err = spank_getenv(sp, name, buf.data(), static_cast<int>(size));
+    if (err == ESPANK_SUCCESS) return std::string(buf.c_str());
+    if (err == ESPANK_ENV_NOEXIST) return std::string();
+    if (err != ESPANK_NOSPACE) return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -110,7 +119,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
   }
   if (dir.front() != '/') {
     // Relative to where the task starts, as `ringside run -o DIR` would be.
-    const std::string cwd = env_of(sp, "PWD");
+    const std::string cwd = env_of(sp, "PWD").value_or("");
     if (!cwd.empty()) dir = cwd + "/" + dir;
   }
   const std::string probe = g_probe.empty() ? default_probe() : g_probe;
@@ -122,10 +131,16 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         probe.empty() ? "(not found beside the plugin)" : probe.c_str());
     return ESPANK_SUCCESS;
   }
-  const std::string preload = env_of(sp, "LD_PRELOAD");
-  const std::string plugin = env_of(sp, "NCCL_PROFILER_PLUGIN");
+  const std::optional<std::string> preload = env_of(sp, "LD_PRELOAD");
+  const std::optional<std::string> plugin = env_of(sp, "NCCL_PROFILER_PLUGIN");
+  if (!preload || !plugin) {
+    slurm_error(
+        "ringside: cannot read the task's LD_PRELOAD or NCCL_PROFILER_PLUGIN whole; "
+        "this task runs untraced");
+    return ESPANK_SUCCESS;
+  }
   const auto env =
-      ringside::launcher::traced_env(probe, dir, preload.c_str(), plugin.c_str(), g_links);
+      ringside::launcher::traced_env(probe, dir, preload->c_str(), plugin->c_str(), g_links);
   for (const auto& [name, value] : env.set) {
     if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
       slurm_error("ringside: cannot set %s in the task", name.c_str());

@@ -214,6 +214,16 @@ TEST_F(Slurm, SpankPluginTracesEveryTaskOfSrunRingside) {
   ASSERT_TRUE(batch.ok()) << batch.message();
   EXPECT_EQ(batch->files.size(), 4u);
 
+  // A preload chain longer than 4 KiB is kept whole, behind the probe.
+  std::string chain;
+  while (chain.size() < 6000) chain += (chain.empty() ? "" : ":") + std::string("libm.so.6");
+  ShellResult run5 = sh("export LD_PRELOAD=" + chain + "\nsrun -N1 -n1 --ringside=" + dir +
+                            "/long bash -c 'echo \"preload=$LD_PRELOAD\"'",
+                        60);
+  ASSERT_EQ(run5.exit_code, 0) << run5.err;
+  EXPECT_NE(run5.out.find("libringside_probe.so:" + chain + "\n"), std::string::npos)
+      << run5.out.substr(0, 300);
+
   // Without the option: nothing traced.
   std::string job3 = job + "-plain";
   ShellResult run3 = sh(comm_id_export() + "srun -N1 -n1 --job-name=" + job3 +
