@@ -138,7 +138,9 @@ struct OutlierOps {
       return {op.end - static_cast<int64_t>(op.excess()), op.end};
     }
   };
-  double noise_sd_ns = 0;            // the job's noise: the quietest communicator's usual spread
+  // Per communicator (index), the usual spread of its members' compute before an op:
+  // the median over ops of the spread of all members bar the slowest, ns.
+  std::vector<double> usual_sd_by_comm;
   double wait_ns = 0;                // what the other members waited at these ops, rank-ns
   double excess_ns = 0;              // the slowest member's excess over the others' mean, summed
   double mean_gap_ns = 0;            // the others' mean compute before these ops, summed

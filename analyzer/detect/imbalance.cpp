@@ -172,12 +172,11 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // A spread clearly beyond it is work, however short the gaps; without such a
   // reference, only a spread of imbalance_min_sd_ns is.  Spreads are medians of sample
   // deviations, which run lower the fewer members there are: they compare in sigmas.
-  // The quietest is judged by its members bar the slowest, as one stretch is.
-  const std::vector<double> bulk_by_comm =
-      ctx.stats.gap_sd_ns_by_comm(RankStatsPass::SpreadOver::kBulk);
+  // The quietest is judged by its members bar the slowest (its usual spread, as outlier
+  // ops take it), as one stretch is.
   double noise = 0;  // sigmas, ns
   for (const auto& c : ctx.set.comms) {
-    const double sd = bulk_by_comm[static_cast<size_t>(c.index)];
+    const double sd = outliers.usual_sd_by_comm[static_cast<size_t>(c.index)];
     if (c.present < 2 || sd <= 0) continue;
     const double sigma = sd / median_sd_in_sigmas(bulk_members(c.present));
     if (noise == 0 || sigma < noise) noise = sigma;

@@ -235,13 +235,12 @@ OutlierOps find_outlier_ops(const Context& ctx) {
   OutlierOps out;
   // A communicator's usual spread is that of its members bar the slowest: where one
   // member is far out in most ops (a long sample in every step), that is what stands out.
-  const std::vector<double> bulk_by_comm =
-      ctx.stats.gap_sd_ns_by_comm(RankStatsPass::SpreadOver::kBulk);
-  out.noise_sd_ns = job_noise_sd_ns(ctx, bulk_by_comm);
+  out.usual_sd_by_comm = ctx.stats.gap_sd_ns_by_comm(RankStatsPass::SpreadOver::kBulk);
+  const double noise = job_noise_sd_ns(ctx, out.usual_sd_by_comm);
   std::vector<OutlierOps::At> candidates;
   Compared compared(ctx);
   for (const auto& c : ctx.set.comms) {
-    const double usual = std::max(out.noise_sd_ns, bulk_by_comm[static_cast<size_t>(c.index)]);
+    const double usual = std::max(noise, out.usual_sd_by_comm[static_cast<size_t>(c.index)]);
     if (c.present < 2 || usual <= 0) continue;
     RankStatsPass::Spread sp = ctx.stats.spread(c.index, kOutlierOverUsual * usual, kOutlierExcess);
     out.compared += sp.compared;
