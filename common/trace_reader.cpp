@@ -25,6 +25,15 @@ struct OpenDataset {
   h5::Handle memory_type;
 };
 
+// A field added after its dataset was first written: older files lack it, and
+// the reader's zeroed rows keep 0 there (HDF5 converts compound members by name).
+bool later_field(const std::string& dataset, const std::string& field) {
+  const std::string key = dataset + "." + field;
+  for (const char* f : kLaterFields)
+    if (key == f) return true;
+  return false;
+}
+
 Status open_dataset(hid_t file, const char* name, const std::string& path, OpenDataset& out) {
   const DatasetSpec& spec = dataset_spec(name);
   if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
@@ -39,7 +48,8 @@ Status open_dataset(hid_t file, const char* name, const std::string& path, OpenD
     return Status::error(path + ": dataset '" + name + "' is not a table of records");
   }
   for (const FieldInfo& field : spec.fields) {
-    if (H5Tget_member_index(file_type.get(), field.name.c_str()) < 0) {
+    if (H5Tget_member_index(file_type.get(), field.name.c_str()) < 0 &&
+        !later_field(name, field.name)) {
       return Status::error(path + ": dataset '" + name + "' has no field '" + field.name +
                            "'; the file does not follow trace schema v" +
                            std::to_string(kSchemaVersion));

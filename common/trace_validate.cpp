@@ -108,6 +108,7 @@ Status validate_link(const LinkRecord& l, int64_t world_size) {
   if (l.peer < 0 || l.peer >= l.nranks || l.peer == l.rank) return bad(field("peer", l.peer));
   if (l.n_nodes < 0 || l.n_nodes > l.nranks) return bad(field("n_nodes", l.n_nodes));
   if (l.is_send > 1) return bad(field("is_send", l.is_send));
+  if (l.source > 1) return bad(field("source", l.source));
   if (!plausible_time(l.t_ns)) return bad(field("t_ns", l.t_ns));
   for (int64_t v : {l.active_ns, l.net_ns, l.peer_wait_ns, l.gpu_wait_ns, l.best_step_ns}) {
     if (v < 0 || v > kMaxTraceTimeNs) return bad("a time counter (" + std::to_string(v) + ")");

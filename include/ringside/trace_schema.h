@@ -95,27 +95,32 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
   X(uint64_t, flush_index, "", "flush this snapshot belongs to") \
   RINGSIDE_OP_FIELDS(X)
 
-// One row per (NCCL communicator, peer, channel, direction) that moved data
-// through NCCL's network proxy in one flush window (profiler plugin events).
-#define RINGSIDE_LINK_FIELDS(X)                                                                  \
-  X(int64_t, t_ns, "ns", "end of the window (the flush time)")                                   \
-  X(uint64_t, comm_hash, "", "NCCL's communicator hash (commId of the profiler init)")           \
-  X(int32_t, nranks, "", "communicator size")                                                    \
-  X(int32_t, rank, "", "this rank's rank within that communicator")                              \
-  X(int32_t, n_nodes, "", "nodes the communicator spans, as NCCL counts them")                   \
-  X(int32_t, peer, "", "the peer's rank within that communicator")                               \
-  X(uint8_t, channel, "", "NCCL channel")                                                        \
-  X(uint8_t, is_send, "", "1: this rank sent to the peer; 0: received from it")                  \
-  X(uint64_t, ops, "", "proxy operations completed")                                             \
-  X(uint64_t, steps, "", "network transfers (proxy steps) completed")                            \
-  X(uint64_t, bytes, "bytes", "bytes those steps moved")                                         \
-  X(int64_t, active_ns, "ns", "sum over steps of start to stop")                                 \
-  X(int64_t, net_ns, "ns", "send: in the network (isend to completion); recv: awaiting data")    \
-  X(int64_t, peer_wait_ns, "ns", "send: waiting for the receiver's clear-to-send credit")        \
-  X(int64_t, gpu_wait_ns, "ns", "send: waiting for the GPU's data; recv: flush and GPU reading") \
-  X(uint64_t, best_step_bytes, "bytes",                                                          \
-    "send: the fastest step of >= 64 KiB: its bytes (0: none)")                                  \
-  X(int64_t, best_step_ns, "ns", "send: that step's time in the network (SendWait)")
+// One row per (NCCL communicator, peer, channel, direction, source) that moved
+// data in one flush window (profiler plugin events): source 0 through NCCL's
+// network proxy (steps and their states), source 1 in the GPU kernel channels of
+// send/recv tasks (their GPU timer; every peer, intra-node ones included).
+#define RINGSIDE_LINK_FIELDS(X)                                                                   \
+  X(int64_t, t_ns, "ns", "end of the window (the flush time)")                                    \
+  X(uint64_t, comm_hash, "", "NCCL's communicator hash (commId of the profiler init)")            \
+  X(int32_t, nranks, "", "communicator size")                                                     \
+  X(int32_t, rank, "", "this rank's rank within that communicator")                               \
+  X(int32_t, n_nodes, "", "nodes the communicator spans, as NCCL counts them")                    \
+  X(int32_t, peer, "", "the peer's rank within that communicator")                                \
+  X(uint8_t, channel, "", "NCCL channel")                                                         \
+  X(uint8_t, is_send, "", "1: this rank sent to the peer; 0: received from it")                   \
+  X(uint8_t, source, "",                                                                          \
+    "0: the network proxy's steps; 1: the GPU kernel channels of send/recv tasks")                \
+  X(uint64_t, ops, "", "proxy operations (source 1: kernel channels) completed")                  \
+  X(uint64_t, steps, "", "network transfers (proxy steps) completed; 0 for source 1")             \
+  X(uint64_t, bytes, "bytes", "bytes moved")                                                      \
+  X(int64_t, active_ns, "ns", "sum over steps (source 1: kernel channels) of start to stop")      \
+  X(int64_t, net_ns, "ns",                                                                        \
+    "send: in the network (isend to completion); recv: awaiting data; source 1: kernel time")     \
+  X(int64_t, peer_wait_ns, "ns", "send: waiting for the receiver's clear-to-send credit")         \
+  X(int64_t, gpu_wait_ns, "ns", "send: waiting for the GPU's data; recv: flush and GPU reading")  \
+  X(uint64_t, best_step_bytes, "bytes",                                                           \
+    "the fastest step of >= 64 KiB (source 0: sends only; 1: a kernel channel): bytes (0: none)") \
+  X(int64_t, best_step_ns, "ns", "that step's time (source 0: in the network, SendWait)")
 
 // File attributes. X(kind, name, description); kind is Int, Str, or OptStr: a
 // string added after version 1 was first written, read as "" when absent.
@@ -263,6 +268,9 @@ inline constexpr const char* kEventsDataset = "events";
 inline constexpr const char* kCommsDataset = "comms";
 inline constexpr const char* kStatsDataset = "stats";
 inline constexpr const char* kLinksDataset = "links";  // optional: producers without it omit it
+// Fields added to a dataset after it was first written ("dataset.field"): a file
+// without one is read with the field 0.
+inline constexpr const char* kLaterFields[] = {"links.source"};
 
 const char* op_kind_name(OpKind kind);  // "all_reduce", ... ; "unknown" otherwise
 const char* event_kind_name(EventKind kind);
