@@ -99,10 +99,22 @@ struct EventDescrV4 {
   void* parent;
   int rank;
   union {
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t n_channels;
+    } p2p;
     ProxyOpDescr proxy_op;
     struct {
       int step;
     } proxy_step;
+    struct {
+      uint8_t channel_id;
+      uint64_t p_timer;
+    } kernel_ch;
     uint64_t layout_[10];  // the largest member (coll: 80 bytes, 8-aligned), never read
   };
 };
@@ -153,6 +165,8 @@ static_assert(offsetof(EventDescrV5, coll.parent_group) == 104);
 static_assert(offsetof(EventDescrV5, kernel_ch.p_timer) == 32);
 static_assert(offsetof(EventDescrV5, p2p.peer) == 56);
 static_assert(offsetof(EventDescrV4, proxy_op.peer) == 32);
+static_assert(offsetof(EventDescrV4, p2p.peer) == 56);
+static_assert(offsetof(EventDescrV4, kernel_ch.p_timer) == 32);
 static_assert(sizeof(StateArgs) == 8);
 static_assert(sizeof(ProfilerV5) == 48 && sizeof(ProfilerV4) == 48);
 

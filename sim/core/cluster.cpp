@@ -52,7 +52,15 @@ std::string Cluster::default_node_name_of_rank(int rank) const {
 }
 
 Link Cluster::link(Endpoint a, Endpoint b) const {
-  if (a.node == b.node) return intra_;
+  if (a.node == b.node) {
+    Link l = intra_;
+    for (const SlowPair& p : slow_pairs_) {
+      if (p.gpu_a < 0 || p.a != a.node) continue;
+      if ((p.gpu_a == a.gpu && p.gpu_b == b.gpu) || (p.gpu_a == b.gpu && p.gpu_b == a.gpu))
+        l.bandwidth_gbps /= p.factor;
+    }
+    return l;
+  }
   Link l = inter_;
   double nic = 1;
   for (const SlowNic& s : slow_nics_) {
@@ -60,6 +68,7 @@ Link Cluster::link(Endpoint a, Endpoint b) const {
   }
   l.bandwidth_gbps /= nic;
   for (const SlowPair& p : slow_pairs_) {
+    if (p.gpu_a >= 0) continue;
     if ((p.a == a.node && p.b == b.node) || (p.a == b.node && p.b == a.node))
       l.bandwidth_gbps /= p.factor;
   }

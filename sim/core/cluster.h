@@ -113,8 +113,11 @@ struct SlowNic {
   double factor = 1;
 };
 
+// Two nodes (every link between them), or two GPUs of one node (a == b): the
+// NVLink/PCIe path between those devices.
 struct SlowPair {
   std::string a, b;
+  int gpu_a = -1, gpu_b = -1;  // >= 0: an intra-node pair of node a
   double factor = 1;
 };
 
@@ -144,7 +147,8 @@ class Cluster {
   int global_rank() const { return global_rank_; }
 
   // Bandwidth and latency between two endpoints: intra-node when on the same node, else
-  // inter-node with bandwidth divided by max(slow_nic of both ends) and by slow_pair.
+  // inter-node with bandwidth divided by max(slow_nic of both ends) and by slow_pair;
+  // intra-node divided by the slow_pair of those two GPUs.
   Link link(Endpoint a, Endpoint b) const;
 
   // Multiplier (>= 1) for everything on the streams of GPU `gpu` of node `node`, in the

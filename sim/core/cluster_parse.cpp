@@ -375,9 +375,28 @@ class ClusterParser {
     }
     if (f.contains("slow_pair")) {
       for (auto& [e, key] : entries(f["slow_pair"], "faults.slow_pair")) {
-        check_keys(*e, key, {"nodes", "factor"});
+        check_keys(*e, key, {"nodes", "node", "gpus", "factor"});
         SlowPair s;
         s.factor = factor(*e, key);
+        if (e->contains("node") || e->contains("gpus")) {
+          // Two GPUs of one node: their intra-node path.
+          if (e->contains("nodes"))
+            throw ParseError(key, "give either 'nodes' (two nodes) or 'node' + 'gpus', not both");
+          const int node = require_node(*e, key);
+          s.a = s.b = c_.nodes_[static_cast<size_t>(node)].name;
+          if (!e->contains("gpus") || !(*e)["gpus"].is_array() || (*e)["gpus"].size() != 2)
+            throw ParseError(key + ".gpus", "expected a list of two GPU ordinals of '" + s.a + "'");
+          const int gpus = c_.nodes_[static_cast<size_t>(node)].gpus;
+          for (int i = 0; i < 2; ++i) {
+            const int g =
+                static_cast<int>(integer((*e)["gpus"][static_cast<size_t>(i)],
+                                         key + ".gpus[" + std::to_string(i) + "]", 0, gpus - 1));
+            (i == 0 ? s.gpu_a : s.gpu_b) = g;
+          }
+          if (s.gpu_a == s.gpu_b) throw ParseError(key + ".gpus", "the two GPUs must differ");
+          c_.slow_pairs_.push_back(s);
+          continue;
+        }
         if (!e->contains("nodes") || !(*e)["nodes"].is_array() || (*e)["nodes"].size() != 2)
           throw ParseError(key + ".nodes", "expected a list of two node names");
         for (int i = 0; i < 2; ++i) {

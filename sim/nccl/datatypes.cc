@@ -189,6 +189,15 @@ const char* datatype_name(ncclDataType_t type) {
   return (i >= 0 && i < ncclNumTypes) ? kNames[i] : "invalid";
 }
 
+const char* nccl_datatype_string(ncclDataType_t type) {
+  static const char* const kNames[] = {"ncclInt8",     "ncclUint8",      "ncclInt32",
+                                       "ncclUint32",   "ncclInt64",      "ncclUint64",
+                                       "ncclFloat16",  "ncclFloat32",    "ncclFloat64",
+                                       "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+  int i = static_cast<int>(type);
+  return (i >= 0 && i < ncclNumTypes) ? kNames[i] : "Unknown";
+}
+
 void reduce_pair(void* dst, const void* a, const void* b, size_t count, ncclDataType_t type,
                  const Reduction& r) {
   dispatch(type, [&]<typename Conv>() { combine<Conv>(dst, a, b, count, r.kind); });

@@ -15,6 +15,8 @@ size_t datatype_size(ncclDataType_t type);
 bool datatype_valid(ncclDataType_t type);
 bool datatype_is_integer(ncclDataType_t type);
 const char* datatype_name(ncclDataType_t type);
+// The name NCCL gives a profiler plugin ("ncclFloat32").
+const char* nccl_datatype_string(ncclDataType_t type);
 
 // A reduction resolved for one collective: built-in sum/prod/max/min, or
 // pre-multiplied sum (ncclAvg on floating types, ncclRedOpCreatePreMulSum), or

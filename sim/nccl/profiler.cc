@@ -134,13 +134,25 @@ void* start(Comm& comm, EventDescrV5& d) {
   return h;
 }
 
-void record(Comm& comm, void* handle, int state, size_t trans_size) {
+namespace {
+void record_state(Comm& comm, void* handle, int state, StateArgs& a) {
   if (handle == nullptr || !live(comm)) return;
-  StateArgs a{};
-  a.proxy_step.trans_size = trans_size;
   const Plugin& p = plugin();
   if (p.v5 != nullptr) p.v5->record_event_state(handle, state, &a);
   if (p.v4 != nullptr) p.v4->record_event_state(handle, state, &a);
+}
+}  // namespace
+
+void record(Comm& comm, void* handle, int state, size_t trans_size) {
+  StateArgs a{};
+  a.proxy_step.trans_size = trans_size;
+  record_state(comm, handle, state, a);
+}
+
+void record_kernel_stop(Comm& comm, void* handle, uint64_t p_timer) {
+  StateArgs a{};
+  a.kernel_ch.p_timer = p_timer;
+  record_state(comm, handle, kKernelChStop, a);
 }
 
 void stop(Comm& comm, void* handle) {

@@ -31,6 +31,8 @@ void comm_finalize(Comm& comm);
 // plugin's handle (may be null: then NCCL passes null as the children's parent).
 void* start(Comm& comm, nccl_profiler::EventDescrV5& descr);
 void record(Comm& comm, void* handle, int state, size_t trans_size);
+// A kernel channel's stop (kKernelChStop) with the GPU timer at its end.
+void record_kernel_stop(Comm& comm, void* handle, uint64_t p_timer);
 void stop(Comm& comm, void* handle);
 
 }  // namespace profiler

@@ -27,16 +27,54 @@ int64_t clock_ns() {
       .count();
 }
 
-bool is_p2p(Func f) {
-  return f == Func::kSend || f == Func::kRecv;
-}
-
 uint64_t step_bytes(uint64_t bytes, int n_steps, int k) {
   const uint64_t per = bytes / static_cast<uint64_t>(n_steps);
   return k + 1 < n_steps ? per : bytes - per * static_cast<uint64_t>(n_steps - 1);
 }
 
 }  // namespace
+
+std::vector<ProxyEvents::PeerTask> ProxyEvents::peer_tasks(const Comm& comm, const OpDesc& op) {
+  std::vector<PeerTask> out;
+  const int n = comm.nranks;
+  const int r = comm.rank;
+  auto add = [&](int peer, bool is_send) {
+    if (peer >= 0 && peer < n && peer != r) out.push_back({peer, is_send});
+  };
+  switch (op.func) {
+    case Func::kSend:
+      add(op.root, true);
+      break;
+    case Func::kRecv:
+      add(op.root, false);
+      break;
+    case Func::kAlltoAll:
+      for (int p = 0; p < n; ++p) {
+        add(p, true);
+        add(p, false);
+      }
+      break;
+    case Func::kGather:
+      if (r != op.root) add(op.root, true);
+      for (int p = 0; r == op.root && p < n; ++p) add(p, false);
+      break;
+    case Func::kScatter:
+      if (r != op.root) add(op.root, false);
+      for (int p = 0; r == op.root && p < n; ++p) add(p, true);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+void* ProxyEvents::parent_of(const Transfer& t) const {
+  for (const Task& k : tasks_) {
+    if (k.op == static_cast<size_t>(t.op) && k.peer == t.peer && k.is_send == t.is_send)
+      return k.handle;
+  }
+  return op_events_[static_cast<size_t>(t.op)];
+}
 
 std::vector<ProxyEvents::Transfer> ProxyEvents::transfers(const Comm& comm, const OpDesc& op,
                                                           int op_index) {
@@ -116,7 +154,7 @@ std::vector<ProxyEvents::Transfer> ProxyEvents::transfers(const Comm& comm, cons
 
 ProxyEvents::ProxyEvents(Comm& comm, const std::vector<const OpDesc*>& ops) : comm_(comm) {
   if (!comm.profiler_live.load(std::memory_order_acquire)) return;
-  if (!profiler::wants(kGroup | kColl | kP2p | kProxyOp | kProxyStep)) return;
+  if (!profiler::wants(kGroup | kColl | kP2p | kProxyOp | kProxyStep | kKernelCh)) return;
   active_ = true;
   EventDescrV5 g{};
   g.type = kGroup;
@@ -125,36 +163,55 @@ ProxyEvents::ProxyEvents(Comm& comm, const std::vector<const OpDesc*>& ops) : co
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpDesc& op = *ops[i];
     void* h = nullptr;
-    const bool p2p = is_p2p(op.func);
-    if (profiler::wants((p2p ? kP2p : kColl) | kProxyOp | kProxyStep)) {
+    const std::vector<PeerTask> parts = peer_tasks(comm, op);
+    if (parts.empty() && profiler::wants(kColl | kProxyOp | kProxyStep | kKernelCh)) {
       EventDescrV5 d{};
-      d.type = p2p ? kP2p : kColl;
+      d.type = kColl;
       d.parent = group_;
       d.rank = comm.rank;
-      if (p2p) {
-        d.p2p.func = func_name(op.func);
-        d.p2p.buff = op.func == Func::kSend ? const_cast<void*>(op.sendbuff) : op.recvbuff;
-        d.p2p.datatype = datatype_name(op.dtype);
-        d.p2p.count = op.count;
-        d.p2p.peer = op.root;
-        d.p2p.n_channels = 1;
-        d.p2p.parent_group = group_;
-      } else {
-        d.coll.seq_number = op.seq;
-        d.coll.func = func_name(op.func);
-        d.coll.send_buff = op.sendbuff;
-        d.coll.recv_buff = op.recvbuff;
-        d.coll.count = op.count;
-        d.coll.root = op.root;
-        d.coll.datatype = datatype_name(op.dtype);
-        d.coll.n_channels = 2;
-        d.coll.algo = "RING";
-        d.coll.proto = "SIMPLE";
-        d.coll.parent_group = group_;
-      }
+      d.coll.seq_number = op.seq;
+      d.coll.func = func_name(op.func);
+      d.coll.send_buff = op.sendbuff;
+      d.coll.recv_buff = op.recvbuff;
+      d.coll.count = op.count;
+      d.coll.root = op.root;
+      d.coll.datatype = nccl_datatype_string(op.dtype);
+      d.coll.n_channels = 2;
+      d.coll.algo = "RING";
+      d.coll.proto = "SIMPLE";
+      d.coll.parent_group = group_;
       h = profiler::start(comm, d);
+      if (profiler::wants(kKernelCh) && op.func != Func::kControl) {
+        for (uint8_t c = 0; c < 2; ++c) kernels_.push_back({h, c, -1, nullptr});
+      }
     }
     op_events_.push_back(h);
+    // Send/recv, and the collectives NCCL lowers to them: one P2p task per peer
+    // and direction, each with its own kernel channel.
+    for (const PeerTask& t : parts) {
+      void* th = nullptr;
+      if (profiler::wants(kP2p | kProxyOp | kProxyStep | kKernelCh)) {
+        EventDescrV5 d{};
+        d.type = kP2p;
+        d.parent = group_;
+        d.rank = comm.rank;
+        d.p2p.func = t.is_send ? "Send" : "Recv";
+        d.p2p.buff = t.is_send ? const_cast<void*>(op.sendbuff) : op.recvbuff;
+        d.p2p.datatype = nccl_datatype_string(op.dtype);
+        d.p2p.count = op.count;
+        d.p2p.peer = t.peer;
+        d.p2p.n_channels = 1;
+        d.p2p.parent_group = group_;
+        th = profiler::start(comm, d);
+      }
+      tasks_.push_back({i, t.peer, t.is_send, th});
+      if (profiler::wants(kKernelCh)) {
+        const Link l = cluster().link(comm.endpoint(comm.rank), comm.endpoint(t.peer));
+        const double link_s = l.latency_us * 1e-6 + static_cast<double>(op.count * op.type_size()) /
+                                                        (l.bandwidth_gbps * 1e9);
+        kernels_.push_back({th, 0, link_s, nullptr});
+      }
+    }
     for (const Transfer& t : transfers(comm, op, static_cast<int>(i))) transfers_.push_back(t);
   }
   if (!profiler::wants(kProxyOp | kProxyStep)) return;
@@ -171,7 +228,7 @@ ProxyEvents::ProxyEvents(Comm& comm, const std::vector<const OpDesc*>& ops) : co
           std::clamp<uint64_t>((ch.bytes + kStepBytes - 1) / kStepBytes, 1, kMaxSteps));
       EventDescrV5 d{};
       d.type = kProxyOp;
-      d.parent = op_events_[static_cast<size_t>(t.op)];
+      d.parent = parent_of(t);
       d.rank = comm.rank;
       d.proxy_op.pid = getpid();
       d.proxy_op.channel_id = ch.channel;
@@ -215,7 +272,7 @@ void ProxyEvents::end_step(ChannelOp& c, int k) {
 }
 
 void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
-  if (!active_ || channels_.empty()) {
+  if (!active_ || (channels_.empty() && kernels_.empty())) {
     close_all();
     sleep_until_ns(ready_ns + duration_ns);
     return;
@@ -226,9 +283,25 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
     int64_t t;
     size_t channel;
     int step;
-    int what;  // 0: the send is posted (SendWait), 1: the step ends, 2: the next one starts
+    // 0: the send is posted (SendWait), 1: the step ends, 2: the next one starts,
+    // 3: a kernel channel ends (`channel` indexes kernels_)
+    int what;
   };
   std::vector<Mark> marks;
+  // The kernel starts with the data movement; the GPU timer is the model's time.
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    KernelChannel& k = kernels_[i];
+    EventDescrV5 d{};
+    d.type = kKernelCh;
+    d.parent = k.parent;
+    d.rank = comm_.rank;
+    d.kernel_ch.channel_id = k.channel;
+    d.kernel_ch.p_timer = static_cast<uint64_t>(t0);
+    k.handle = profiler::start(comm_, d);
+    const double len = k.link_s < 0 ? static_cast<double>(duration_ns)
+                                    : std::min<double>(k.link_s * 1e9, duration_ns);
+    marks.push_back({t0 + static_cast<int64_t>(len), i, 0, 3});
+  }
   // Each step's time in the network: its share of its link's time.
   std::vector<int64_t> net_ns(channels_.size(), 0);
   for (size_t i = 0; i < channels_.size(); ++i) {
@@ -252,6 +325,14 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
   // time: a transfer never takes less than its link allows.
   std::vector<int64_t> posted(channels_.size(), 0);
   for (const Mark& m : marks) {
+    if (m.what == 3) {
+      KernelChannel& k = kernels_[m.channel];
+      sleep_until_ns(m.t);
+      profiler::record_kernel_stop(comm_, k.handle, static_cast<uint64_t>(m.t));
+      profiler::stop(comm_, k.handle);
+      k.handle = nullptr;
+      continue;
+    }
     ChannelOp& c = channels_[m.channel];
     const bool send = transfers_[c.transfer].is_send;
     sleep_until_ns(m.what == 1 && send ? std::max(m.t, posted[m.channel] + net_ns[m.channel])
@@ -276,10 +357,18 @@ void ProxyEvents::pace(int64_t ready_ns, int64_t duration_ns) {
 
 void ProxyEvents::close_all() {
   if (!active_) return;
+  for (KernelChannel& k : kernels_) {
+    profiler::stop(comm_, k.handle);
+    k.handle = nullptr;
+  }
   for (ChannelOp& c : channels_) {
     profiler::stop(comm_, c.step);
     profiler::stop(comm_, c.handle);
     c.step = c.handle = nullptr;
+  }
+  for (Task& t : tasks_) {
+    profiler::stop(comm_, t.handle);
+    t.handle = nullptr;
   }
   for (void*& h : op_events_) {
     profiler::stop(comm_, h);

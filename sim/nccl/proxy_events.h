@@ -6,7 +6,9 @@
 // peer of a send/recv), and its steps with the states NCCL records.  Each
 // transfer takes its own link's modelled time (cluster().link, with slow_nic and
 // slow_pair applied); a ring's links share the op's window, so a fast link waits
-// for its peer and the slow one spends the window transmitting.
+// for its peer and the slow one spends the window transmitting.  Every op also
+// reports its kernel channels (KernelCh), with GPU timer readings: for a send or
+// receive, the time its own link (intra-node too) takes to move its bytes.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,15 @@ class ProxyEvents {
   // The inter-node transfers of `op` at comm rank `comm.rank` (exposed for tests).
   static std::vector<Transfer> transfers(const Comm& comm, const OpDesc& op, int op_index);
 
+  // The send/recv tasks NCCL 2.28 makes of `op` (send, recv, and alltoall, gather
+  // and scatter, which it lowers to them): a peer and a direction each, never
+  // this rank itself.  Empty for collectives that run as one kernel (rings, chains).
+  struct PeerTask {
+    int peer = -1;
+    bool is_send = false;
+  };
+  static std::vector<PeerTask> peer_tasks(const Comm& comm, const OpDesc& op);
+
  private:
   struct ChannelOp {
     size_t transfer = 0;
@@ -53,6 +64,23 @@ class ProxyEvents {
     void* handle = nullptr;
     void* step = nullptr;
   };
+  // A GPU kernel channel of an op (KernelCh events, parent: the op's event): it
+  // runs from the op's start on the device until its own data has moved, which
+  // for a send/recv is its link's time (intra-node links included), for a
+  // collective the op's whole window.
+  struct KernelChannel {
+    void* parent = nullptr;  // the op's (or its send/recv task's) event
+    uint8_t channel = 0;
+    double link_s = -1;  // send/recv: time on its link; < 0: the op's window
+    void* handle = nullptr;
+  };
+  struct Task {
+    size_t op = 0;
+    int peer = -1;
+    bool is_send = false;
+    void* handle = nullptr;
+  };
+  void* parent_of(const Transfer& t) const;
   void start_step(ChannelOp& c, int k);
   void end_step(ChannelOp& c, int k);
   void close_all();
@@ -63,6 +91,8 @@ class ProxyEvents {
   std::vector<void*> op_events_;
   std::vector<Transfer> transfers_;
   std::vector<ChannelOp> channels_;
+  std::vector<KernelChannel> kernels_;
+  std::vector<Task> tasks_;
 };
 
 }  // namespace ringside::sim::nccl

@@ -129,6 +129,34 @@ TEST_F(ClusterTest, ParsesNodesLinksFaultsAndNvml) {
   EXPECT_EQ(c.nvml_state(1, 0).clock_event_reasons, 0u) << "other GPUs stay healthy";
 }
 
+TEST_F(ClusterTest, SlowGpuPairSlowsOnlyThatPathInsideItsNode) {
+  Cluster c = parse_ok(R"({"gpus_per_node": 4, "nodes": ["a", "b"],
+    "intra_node": {"bandwidth_gbps": 8, "latency_us": 1},
+    "inter_node": {"bandwidth_gbps": 2, "latency_us": 20},
+    "faults": {"slow_pair": [{"node": "b", "gpus": [1, 2], "factor": 4},
+                             {"nodes": ["a", "b"], "factor": 2}]}})");
+  EXPECT_DOUBLE_EQ(c.link({"b", 1}, {"b", 2}).bandwidth_gbps, 2);
+  EXPECT_DOUBLE_EQ(c.link({"b", 2}, {"b", 1}).bandwidth_gbps, 2);
+  EXPECT_DOUBLE_EQ(c.link({"b", 0}, {"b", 1}).bandwidth_gbps, 8);
+  EXPECT_DOUBLE_EQ(c.link({"a", 1}, {"a", 2}).bandwidth_gbps, 8);  // the same GPUs elsewhere
+  EXPECT_DOUBLE_EQ(c.link({"a", 1}, {"b", 2}).bandwidth_gbps, 1);  // only the node pair
+  EXPECT_EQ(c.link({"b", 1}, {"b", 2}).latency_us, 1);
+
+  const std::string base = R"({"gpus_per_node": 4, "nodes": ["a", "b"], "faults": {"slow_pair": )";
+  EXPECT_NE(parse_error(base + R"({"node": "b", "gpus": [1, 1], "factor": 4}}})").find("differ"),
+            std::string::npos);
+  EXPECT_NE(parse_error(base + R"({"node": "b", "gpus": [1, 4], "factor": 4}}})").find("gpus[1]"),
+            std::string::npos);
+  EXPECT_NE(parse_error(base + R"({"node": "b", "gpus": [1], "factor": 4}}})").find("two GPU"),
+            std::string::npos);
+  EXPECT_NE(parse_error(base + R"({"node": "c", "gpus": [0, 1], "factor": 4}}})").find("'c'"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(base + R"({"nodes": ["a", "b"], "node": "a", "gpus": [0, 1], "factor": 4}}})")
+          .find("not both"),
+      std::string::npos);
+}
+
 TEST_F(ClusterTest, NodeCountShorthandAndRankFill) {
   Cluster c = parse_ok(R"({"nodes": 3, "gpus_per_node": 2})");
   ASSERT_EQ(c.nodes().size(), 3u);
