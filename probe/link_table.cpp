@@ -19,9 +19,11 @@ void LinkCounters::offer_step(uint64_t step_bytes, int64_t step_ns) {
   best_step_ns = step_ns;
 }
 
-void PluginComm::merge(int32_t peer, uint8_t channel, bool is_send, const LinkCounters& c) {
+void PluginComm::merge(int32_t peer, uint8_t channel, bool is_send, const LinkCounters& c,
+                       LinkSource source) {
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 16 |
-                       static_cast<uint64_t>(channel) << 8 | (is_send ? 1u : 0u);
+                       static_cast<uint64_t>(channel) << 8 | static_cast<uint64_t>(source) << 1 |
+                       (is_send ? 1u : 0u);
   std::lock_guard<std::mutex> lock(mu_);
   window_[key].add(c);
 }
@@ -42,6 +44,7 @@ void PluginComm::drain(int64_t t_ns, std::vector<trace::LinkRecord>& out) {
     r.peer = static_cast<int32_t>(key >> 16);
     r.channel = static_cast<uint8_t>(key >> 8);
     r.is_send = static_cast<uint8_t>(key & 1);
+    r.source = static_cast<uint8_t>((key >> 1) & 1);
     r.ops = c.ops;
     r.steps = c.steps;
     r.bytes = c.bytes;

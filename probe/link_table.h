@@ -1,7 +1,7 @@
 // Per-peer transfer timing from NCCL's profiler plugin events (profiler_plugin.cpp),
 // aggregated in memory and handed to the writer at each flush: one row per
-// (NCCL communicator, peer, channel, direction) that moved data in the window,
-// never one per step.
+// (NCCL communicator, peer, channel, direction, source) that moved data in the
+// window, never one per step.
 //
 // Threads: a proxy op and its steps come from one NCCL proxy thread, so a step
 // touches only its op's counters (no lock); an op's counters join its
@@ -32,12 +32,18 @@ struct LinkCounters {
   void add(const LinkCounters& o);
 };
 
+// Where a row's counters come from (LinkRecord::source).
+enum class LinkSource : uint8_t { kProxy = 0, kKernel = 1 };
+
 // One communicator as NCCL's profiler `init` announced it.
 class PluginComm {
  public:
   PluginComm(uint64_t comm_hash, int nranks, int rank, int n_nodes)
       : comm_hash_(comm_hash), nranks_(nranks), rank_(rank), n_nodes_(n_nodes) {}
-  void merge(int32_t peer, uint8_t channel, bool is_send, const LinkCounters& c);
+  void merge(int32_t peer, uint8_t channel, bool is_send, const LinkCounters& c,
+             LinkSource source = LinkSource::kProxy);
+  // A peer a row may name: another rank of the communicator.
+  bool valid_peer(int32_t peer) const { return peer >= 0 && peer < nranks_ && peer != rank_; }
   // Appends this window's rows (time `t_ns`, trace-local) and starts a new window.
   void drain(int64_t t_ns, std::vector<trace::LinkRecord>& out);
 
@@ -45,7 +51,7 @@ class PluginComm {
   const uint64_t comm_hash_;
   const int nranks_, rank_, n_nodes_;
   std::mutex mu_;
-  std::map<uint64_t, LinkCounters> window_;  // key: peer, channel, direction
+  std::map<uint64_t, LinkCounters> window_;  // key: peer, channel, source, direction
 };
 
 // Every communicator the plugin was told of; the writer drains them all.

@@ -43,13 +43,26 @@ NcclResult init_v4(void** context, int* mask, const char*, uint64_t comm_hash, i
   return init_common(context, comm_hash, mask, n_nodes, nranks, rank);
 }
 
+// v4 and v5 lay out everything after `type` alike.
+template <class Descr>
+void start_any(void* context, void** handle, const Descr& d) {
+  if (d.type == kP2p) {
+    plugin::start_task(context, handle, d.p2p.func, d.p2p.datatype, d.p2p.count, d.p2p.peer,
+                       d.p2p.n_channels);
+  } else if (d.type == kKernelCh) {
+    plugin::start_kernel(handle, d.parent, d.kernel_ch.channel_id, d.kernel_ch.p_timer);
+  } else {
+    plugin::start(context, handle, d.type, d.parent, &d.proxy_op, d.proxy_step.step, self_pid());
+  }
+}
+
 NcclResult start_v5(void* context, void** handle, EventDescrV5* d) {
-  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid());
+  start_any(context, handle, *d);
   return 0;
 }
 
 NcclResult start_v4(void* context, void** handle, EventDescrV4* d) {
-  plugin::start(context, handle, d->type, d->parent, &d->proxy_op, d->proxy_step.step, self_pid());
+  start_any(context, handle, *d);
   return 0;
 }
 

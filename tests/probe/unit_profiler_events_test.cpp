@@ -63,10 +63,96 @@ struct Harness {
   }
 };
 
-TEST(ProfilerEvents, InitAsksForProxyEventsOnly) {
+TEST(ProfilerEvents, InitAsksForProxyAndSendRecvKernelEventsOnly) {
   Harness h;
-  EXPECT_EQ(h.mask, kProxyOp | kProxyStep);
+  EXPECT_EQ(h.mask, kProxyOp | kProxyStep | kP2p | kKernelCh);
   EXPECT_NE(h.ctx, nullptr);
+}
+
+// A send/recv task and its kernel channels, as NCCL reports them: the P2p event
+// on the enqueuing thread, then per channel a KernelCh with GPU timer readings.
+void* start_task(Harness& h, const char* func, int peer, size_t count, uint8_t channels,
+                 const char* type = "ncclFloat32") {
+  void* t = nullptr;
+  plugin::start_task(h.ctx, &t, func, type, count, peer, channels);
+  return t;
+}
+void kernel_channel(void* task, uint8_t channel, uint64_t start, uint64_t stop) {
+  void* k = nullptr;
+  plugin::start_kernel(&k, task, channel, start);
+  StateArgs a{};
+  a.kernel_ch.p_timer = stop;
+  plugin::record(k, kKernelChStop, &a, fake_clock);
+  plugin::stop(k, fake_clock);
+}
+
+TEST(ProfilerEvents, SendRecvKernelChannelsTimeEveryPeerByTheGpuTimer) {
+  Harness h;
+  // Rank 3 sends 1 MiB (256 Ki floats) to rank 4 over two channels, twice.
+  for (int rep = 0; rep < 2; ++rep) {
+    void* t = start_task(h, "Send", 4, 256 << 10, 2);
+    ASSERT_NE(t, nullptr);
+    kernel_channel(t, 0, 1000, 1000 + 200'000);
+    kernel_channel(t, 1, 1000, 1000 + 100'000 * (rep + 1));
+    plugin::stop(t, fake_clock);
+  }
+  void* r = start_task(h, "Recv", 2, 1 << 20, 1, "ncclInt8");
+  kernel_channel(r, 0, 50, 50 + 400'000);
+  plugin::stop(r, fake_clock);
+  const auto rows = h.drain();
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.source, 1);
+    EXPECT_EQ(row.steps, 0u);
+    EXPECT_EQ(row.peer_wait_ns, 0);
+  }
+  // Sorted by (peer, channel, source, direction).
+  EXPECT_EQ(rows[0].peer, 2);
+  EXPECT_EQ(rows[0].is_send, 0);
+  EXPECT_EQ(rows[0].bytes, 1u << 20);
+  EXPECT_EQ(rows[0].net_ns, 400'000);
+  EXPECT_EQ(rows[1].peer, 4);
+  EXPECT_EQ(rows[1].channel, 0);
+  EXPECT_EQ(rows[1].ops, 2u);
+  EXPECT_EQ(rows[1].bytes, 1u << 20);  // half of 1 MiB per channel, twice
+  EXPECT_EQ(rows[1].net_ns, 400'000);
+  EXPECT_EQ(rows[2].channel, 1);
+  EXPECT_EQ(rows[2].net_ns, 300'000);
+  // The fastest channel: 512 KiB in 100 us.
+  EXPECT_EQ(rows[2].best_step_bytes, 512u << 10);
+  EXPECT_EQ(rows[2].best_step_ns, 100'000);
+}
+
+TEST(ProfilerEvents, KernelChannelsWithoutASendRecvTaskOrAReadingAreIgnored) {
+  Harness h;
+  // A collective's channel: its parent is no task of ours (null, as NCCL passes it).
+  kernel_channel(nullptr, 0, 10, 20);
+  // A copy to itself (alltoall's own block), a peer outside the communicator.
+  EXPECT_EQ(start_task(h, "Send", 3, 1024, 1), nullptr);
+  EXPECT_EQ(start_task(h, "Recv", 8, 1024, 1), nullptr);
+  EXPECT_EQ(start_task(h, "Recv", -1, 1024, 1), nullptr);
+  EXPECT_EQ(start_task(h, "AllReduce", 1, 1024, 1), nullptr);
+  // A timer that did not run forward, or ran an hour: no measurement.
+  void* t = start_task(h, "Send", 1, 1024, 1);
+  kernel_channel(t, 0, 500, 500);
+  kernel_channel(t, 0, 500, 400);
+  kernel_channel(t, 0, 0, 3'700'000'000'000ull);
+  void* k = nullptr;
+  plugin::start_kernel(&k, t, 0, 100);  // stopped without its stop state
+  plugin::stop(k, fake_clock);
+  plugin::stop(t, fake_clock);
+  EXPECT_TRUE(h.drain().empty());
+}
+
+TEST(ProfilerEvents, DatatypeSizesFromNcclNames) {
+  EXPECT_EQ(plugin::datatype_bytes("ncclInt8"), 1u);
+  EXPECT_EQ(plugin::datatype_bytes("ncclUint32"), 4u);
+  EXPECT_EQ(plugin::datatype_bytes("ncclFloat16"), 2u);
+  EXPECT_EQ(plugin::datatype_bytes("ncclBfloat16"), 2u);
+  EXPECT_EQ(plugin::datatype_bytes("ncclFloat64"), 8u);
+  EXPECT_EQ(plugin::datatype_bytes("ncclFloat8e4m3"), 1u);
+  EXPECT_EQ(plugin::datatype_bytes("Unknown"), 0u);
+  EXPECT_EQ(plugin::datatype_bytes(nullptr), 0u);
 }
 
 TEST(ProfilerEvents, SendStepsAddUpPerPeerAndChannel) {
