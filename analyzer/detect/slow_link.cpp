@@ -1,6 +1,7 @@
 // Slow links.  With NCCL's profiler plugin events (match/link_matrix.h) every
 // directed inter-node rank link has its own bandwidth while transmitting, and
-// those are the inter-node observations.  Without them, transfer time (end minus
+// those are the inter-node observations; the kernel channels of send/recv tasks
+// give intra-node GPU pairs theirs.  Without them, transfer time (end minus
 // last arrival) is turned into bus bandwidth (nccl-tests factors) and compared
 // with peers of the same class (same op and size for collectives; send/recv
 // pairs; intra- vs inter-node kept apart).
@@ -80,19 +81,23 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
   // link, its bandwidth while transmitting.  Where it saw the network, it replaces
   // what op timing can only guess at (a ring's ops all end together, and grouped
   // ops share one device interval).
-  bool plugin_inter = false;
+  bool plugin_inter = false, plugin_intra = false;
   if (ctx.links != nullptr) {
     for (const RankLink& l : ctx.links->rank_links) {
       if (l.gbps <= 0 || l.ops < kMinTransfers ||
           l.bytes / static_cast<double>(l.ops) < static_cast<double>(ctx.th.slow_link_min_bytes))
         continue;
       Observation o;
-      o.what = "rank " + std::to_string(l.src) + " -> " + std::to_string(l.dst) + " (" +
-               set.nodes[static_cast<size_t>(l.src_node)] + " -> " +
-               set.nodes[static_cast<size_t>(l.dst_node)] + ")";
+      o.intra = l.src_node == l.dst_node;
+      if (o.intra) {
+        o.what = "the path " + ctx.describe_rank(l.src) + " -> " + ctx.describe_rank(l.dst);
+      } else {
+        o.what = "rank " + std::to_string(l.src) + " -> " + std::to_string(l.dst) + " (" +
+                 set.nodes[static_cast<size_t>(l.src_node)] + " -> " +
+                 set.nodes[static_cast<size_t>(l.dst_node)] + ")";
+      }
       o.nodes = {l.src_node, l.dst_node};
       o.ranks = {l.src, l.dst};
-      o.intra = l.src_node == l.dst_node;
       // Its fastest steps: a busy host or steps queued behind each other only add
       // time, the same for every link, which would shrink the contrast of a mean.
       o.busbw = l.best_gbps > 0 ? l.best_gbps : l.gbps;
@@ -101,6 +106,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       o.p2p_bytes = static_cast<double>(l.bytes);
       o.plugin = true;
       plugin_inter = plugin_inter || !o.intra;
+      plugin_intra = plugin_intra || o.intra;
       obs.push_back(std::move(o));
     }
   }
@@ -131,7 +137,11 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
       continue;
     const RankInfo& a = set.ranks[static_cast<size_t>(p.src)];
     const RankInfo& b = set.ranks[static_cast<size_t>(p.dst)];
-    if (plugin_inter && a.node_index != b.node_index) continue;
+    // Where NCCL timed the paths themselves, grouped ops that share one device
+    // interval say nothing more about them.
+    if ((plugin_inter && a.node_index != b.node_index) ||
+        (plugin_intra && a.node_index == b.node_index))
+      continue;
     const auto key = std::minmax(p.src, p.dst);
     const bool seen = pairs.count(key) != 0;
     Observation& o = pairs[key];
@@ -298,7 +308,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     Finding f;
     f.kind = "slow_link";
     f.subkind = "intra_node";
-    f.nodes = {set.nodes[static_cast<size_t>(node)], set.nodes[static_cast<size_t>(node)]};
+    f.nodes = {set.nodes[static_cast<size_t>(node)]};
     std::set<int64_t> ranks;
     double cost = 0;
     for (auto* o : list) {
@@ -307,13 +317,20 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     }
     f.ranks.assign(ranks.begin(), ranks.end());
     f.cost_s = cost;
-    f.evidence = "Inside " + f.nodes[0] + ", " + list.front()->what + " reaches " +
-                 fmt("%.1f", list.front()->busbw) + " GB/s vs " + fmt("%.1f", list.front()->ref) +
-                 " GB/s on comparable groups (NVLink/PCIe path).";
+    const Observation& first = *list.front();
+    f.evidence = "Inside " + f.nodes[0] + ", " + first.what + " reaches " +
+                 fmt("%.1f", first.busbw) + " GB/s vs " + fmt("%.1f", first.ref) +
+                 " GB/s, the median of comparable " +
+                 (first.plugin ? "GPU-to-GPU paths" : "groups") + " (NVLink/PCIe).";
     f.extra["intra_node"] = true;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = 0.6;
-    f.next_command = next_command_for_link(ctx, {f.nodes[0]});
+    // A GPU pair timed by NCCL itself: test exactly those two devices.
+    const RankInfo& a = set.ranks[static_cast<size_t>(first.ranks.front())];
+    const RankInfo& b = set.ranks[static_cast<size_t>(first.ranks.back())];
+    f.next_command = first.plugin && a.gpu_device >= 0 && b.gpu_device >= 0
+                         ? next_command_for_gpu_pair(f.nodes[0], a.gpu_device, b.gpu_device)
+                         : next_command_for_link(ctx, {f.nodes[0]});
     if (cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
   }
 }

@@ -40,13 +40,14 @@ int place(const TraceSet& set, const std::vector<Holder>& holders,
 
 struct Sums {
   struct Channel {
+    uint64_t ops = 0;
     uint64_t bytes = 0;
     int64_t net_ns = 0;
     uint64_t best_bytes = 0;
     int64_t best_ns = 0;
   };
-  std::map<uint8_t, Channel> channel;  // the sender's rows
-  uint64_t ops = 0, bytes = 0;
+  std::map<uint8_t, Channel> channel;  // the sender's rows (best: either side's kernel rows)
+  uint64_t bytes = 0;
   int64_t send_active = 0, peer_wait = 0, gpu_wait = 0;
   int64_t recv_active = 0, recv_net = 0;
 };
@@ -61,12 +62,12 @@ RankLink finish(const TraceSet& set, int64_t src, int64_t dst, const Sums& s) {
   l.dst = dst;
   l.src_node = set.ranks[static_cast<size_t>(src)].node_index;
   l.dst_node = set.ranks[static_cast<size_t>(dst)].node_index;
-  l.ops = s.ops;
   l.bytes = s.bytes;
   // Channels transmit in parallel: the link moves the sum of their rates.  Its best
   // is its fastest channel step, times the channels sharing the link.
   double best = 0;
   for (const auto& [ch, c] : s.channel) {
+    l.ops = std::max(l.ops, c.ops);
     if (c.net_ns > 0) l.gbps += static_cast<double>(c.bytes) / static_cast<double>(c.net_ns);
     if (c.best_ns > 0)
       best = std::max(best, static_cast<double>(c.best_bytes) / static_cast<double>(c.best_ns));
@@ -127,23 +128,32 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
       if (peer < 0 || static_cast<size_t>(peer) >= set.ranks.size() ||
           set.ranks[static_cast<size_t>(peer)].node_index < 0 || ri.node_index < 0)
         continue;
+      // Kernel channel rows time GPU-to-GPU paths inside a node; between nodes the
+      // network proxy's rows say more (where the time went, not only how long).
+      const bool kernel = l.source == 1;
+      if (kernel && set.ranks[static_cast<size_t>(peer)].node_index != ri.node_index) continue;
       const int64_t src = l.is_send ? ri.rank : peer;
       const int64_t dst = l.is_send ? peer : ri.rank;
       Sums& s = sums[{it->second, src, dst}];
+      auto& ch = s.channel[l.channel];
+      // A kernel channel also holds the wait for its peer, on whichever side came
+      // first: either side's fastest channel is what the path itself can do.
+      if ((l.is_send || kernel) &&
+          trace::faster_step(l.best_step_bytes, l.best_step_ns, ch.best_bytes, ch.best_ns)) {
+        ch.best_bytes = l.best_step_bytes;
+        ch.best_ns = l.best_step_ns;
+      }
       if (l.is_send) {
-        auto& ch = s.channel[l.channel];
+        ch.ops += l.ops;
         ch.bytes += l.bytes;
         ch.net_ns += l.net_ns;
-        if (trace::faster_step(l.best_step_bytes, l.best_step_ns, ch.best_bytes, ch.best_ns)) {
-          ch.best_bytes = l.best_step_bytes;
-          ch.best_ns = l.best_step_ns;
-        }
-        s.ops = std::max(s.ops, l.ops);
         s.bytes += l.bytes;
-        s.send_active += l.active_ns;
-        s.peer_wait += l.peer_wait_ns;
-        s.gpu_wait += l.gpu_wait_ns;
-      } else {
+        if (!kernel) {
+          s.send_active += l.active_ns;
+          s.peer_wait += l.peer_wait_ns;
+          s.gpu_wait += l.gpu_wait_ns;
+        }
+      } else if (!kernel) {
         s.recv_active += l.active_ns;
         s.recv_net += l.net_ns;
       }

@@ -1,9 +1,11 @@
-// The link matrix: what NCCL's network proxy reported per peer through the
-// probe's profiler plugin (/links), as directed rank-to-rank links (overall and
-// per communicator) and node-to-node links.  A link's bandwidth is what the
-// network achieved while it transmitted (the sender's SendWait time, channels in
+// The link matrix: what NCCL reported per peer through the probe's profiler
+// plugin (/links), as directed rank-to-rank links (overall and per communicator)
+// and node-to-node links.  Between nodes, a link's bandwidth is what the network
+// achieved while it transmitted (the sender's SendWait time, channels in
 // parallel), so a link that waits for a slow peer or GPU is not called slow; the
-// wait shares say where the rest of its time went.
+// wait shares say where the rest of its time went.  Inside a node it comes from
+// the GPU kernel channels of send/recv tasks (source 1): their time also holds
+// the wait for the peer, so the fastest channel of either side is what counts.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,7 @@ struct TraceSet;
 struct RankLink {
   int64_t src = -1, dst = -1;  // global ranks: sender, receiver
   int src_node = -1, dst_node = -1;
-  uint64_t ops = 0;    // NCCL ops that moved data on it (proxy ops of its busiest channel)
+  uint64_t ops = 0;    // NCCL ops that moved data on it (on its busiest channel)
   uint64_t bytes = 0;  // sent
   double gbps = 0;     // bytes per ns while transmitting, summed over parallel channels; 0: unknown
   double net_s = 0;    // the sender's time transmitting (bytes / gbps)
@@ -25,6 +27,7 @@ struct RankLink {
   // Waiting behind earlier steps or a busy host only ever adds time, so this is
   // what the link can do, where gbps is what it did on average.
   double best_gbps = 0;
+  // Shares of the network proxy's step time (-1: unknown, as inside a node).
   double peer_wait = -1;  // sender: share of step time waiting for the receiver's credit
   double gpu_wait = -1;   // sender: share of step time waiting for its GPU's data
   double recv_wait = -1;  // receiver: share of step time awaiting data (-1: no receiver rows)
@@ -55,6 +58,12 @@ struct LinkMatrix {
   // has these ranks at these positions (or two disagree on a peer).
   int unplaced_comms = 0;
   bool observed() const { return !rank_links.empty(); }
+  // Some GPU-to-GPU path inside a node was timed (kernel channels of send/recv).
+  bool intra_node_observed() const {
+    for (const RankLink& l : rank_links)
+      if (l.src_node == l.dst_node) return true;
+    return false;
+  }
 };
 
 // After the communicators' roles and labels are known (match/comm_roles.h).

@@ -63,6 +63,12 @@ std::string next_command_for_link(const Context& ctx, const std::vector<std::str
          " --ntasks-per-node=1 nccl_bench sendrecv -b 1M -e 1G -f 2";
 }
 
+std::string next_command_for_gpu_pair(const std::string& node, int gpu_a, int gpu_b) {
+  return "srun -w " + shell_quote(node) +
+         " -N1 -n1 env CUDA_VISIBLE_DEVICES=" + std::to_string(gpu_a) + "," +
+         std::to_string(gpu_b) + " nccl_bench sendrecv -g 2 -b 1M -e 1G -f 2";
+}
+
 std::string next_command_for_hang(const Context& ctx, const Finding& f) {
   if (f.subkind == "all_stuck") {
     std::string nodes;

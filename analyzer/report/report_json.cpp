@@ -43,6 +43,7 @@ nlohmann::json links_json(const Report& r) {
   const LinkMatrix& m = r.links.matrix;
   nlohmann::json j;
   j["source"] = r.links.source;
+  j["intra_node_observed"] = m.intra_node_observed();
   j["node_links"] = nlohmann::json::array();
   for (const NodeLink& n : m.node_links) {
     j["node_links"].push_back({{"src", node_name(r, n.src_node)},

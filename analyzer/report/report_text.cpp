@@ -38,6 +38,12 @@ void render_consequences(const Finding& f, std::ostream& out) {
     out << "     - ... and " << f.consequences.size() - kShown << " more ops (see --json)\n";
 }
 
+// Several ranks share a node, yet no GPU-to-GPU path inside one was timed.
+bool intra_node_unseen(const Report& r) {
+  return r.links.source == "nccl_profiler" && r.ranks > static_cast<int64_t>(r.nodes.size()) &&
+         !r.links.matrix.intra_node_observed();
+}
+
 // One line on what was seen of the links, and how: never "fine" when unseen.
 void render_links(const Report& r, std::ostream& out) {
   const LinkMatrix& m = r.links.matrix;
@@ -68,6 +74,10 @@ void render_links(const Report& r, std::ostream& out) {
   }
   if (order.size() > kShown) out << ", ... (" << order.size() << " in --json)";
   out << "\n";
+  if (intra_node_unseen(r)) {
+    out << "links inside nodes: not observed: no send/recv between GPUs of one node (a ring "
+           "collective's kernel spans the whole ring, so NCCL times no single GPU pair)\n";
+  }
 }
 
 }  // namespace
@@ -115,6 +125,9 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
     out << (r.links.source == "none"
                 ? "no findings: collectives and GPUs look consistent across ranks (links were not "
                   "observed).\n"
+            : intra_node_unseen(r)
+                ? "no findings: collectives, inter-node links and GPUs look consistent across "
+                  "ranks (paths inside nodes were not observed).\n"
                 : "no findings: collectives, links and GPUs look consistent across ranks.\n");
   }
   for (size_t i = 0; i < r.findings.size() && i < max_findings; ++i)

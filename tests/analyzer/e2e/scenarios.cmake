@@ -86,3 +86,19 @@ ringside_add_e2e_scenario(imbalance_stage_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/
 ringside_add_e2e_scenario(imbalance_data_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
   EXPECT "verdict=degraded;kind=imbalance;subkind=data_dependent"
   ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance data --heavy-factor 2)
+# A slow GPU pair inside a node: timed by the kernel channels of send/recv tasks
+# (alltoall too: NCCL runs it as send/recv), named exactly; healthy twins clean.
+ringside_add_e2e_scenario(slow_gpu_pair_bench_sendrecv RANKS 8 NODES 2 CLUSTER ${_s}/slow_gpu_pair.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=intra_node;nodes=node2;ranks=5,6"
+  ARGS sendrecv -b 1M -e 4M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(slow_gpu_pair_bench_alltoall RANKS 8 NODES 2 CLUSTER ${_s}/slow_gpu_pair.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=degraded;findings=1;kind=slow_link;subkind=intra_node;nodes=node2;ranks=5,6"
+  ARGS alltoall -b 4M -e 16M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(healthy_bench_alltoall RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=healthy;findings=0" ARGS alltoall -b 4M -e 16M -f 2 -n 20 -w 2)
+ringside_add_e2e_scenario(healthy_bench_sendrecv RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
+  PROGRAM nccl_bench_probe
+  EXPECT "verdict=healthy;findings=0" ARGS sendrecv -b 1M -e 4M -f 2 -n 20 -w 2)
