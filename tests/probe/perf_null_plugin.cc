@@ -12,7 +12,7 @@ int g_context;
 
 NcclResult init(void** context, uint64_t, int* mask, const char*, int, int, int, DebugLogger) {
   *context = &g_context;
-  *mask = static_cast<int>(kProxyOp | kProxyStep);
+  *mask = static_cast<int>(kProxyOp | kProxyStep | kP2p | kKernelCh);
   return 0;
 }
 
