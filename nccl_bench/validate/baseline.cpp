@@ -45,9 +45,10 @@ Baseline Baseline::parse(const std::string& text, const std::string& source) {
     if (!m.value().is_object()) throw fail("models." + m.key(), "must be an object of tests");
     for (auto t = m.value().begin(); t != m.value().end(); ++t) {
       const std::string where = "models." + m.key() + "." + t.key();
-      if (t.key() != kTestIntra && t.key() != kTestInter && t.key() != kTestGlobal) {
+      if (t.key() != kTestIntra && t.key() != kTestInter && t.key() != kTestGlobal &&
+          t.key() != kTestCopy) {
         throw fail(where, std::string("unknown test; use ") + kTestIntra + ", " + kTestInter +
-                              " or " + kTestGlobal);
+                              ", " + kTestGlobal + " or " + kTestCopy);
       }
       if (!t.value().is_object()) throw fail(where, "must map sizes (\"64M\") to GB/s");
       for (auto s = t.value().begin(); s != t.value().end(); ++s) {

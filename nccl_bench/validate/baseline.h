@@ -3,7 +3,8 @@
 //   {"schema": "ringside.baseline/1",
 //    "models": {"NVIDIA H100 80GB HBM3": {"intra_node_all_reduce": {"64M": 350},
 //                                         "inter_node_sendrecv": {"64M": 40},
-//                                         "global_all_reduce": {"64M": 30}},
+//                                         "global_all_reduce": {"64M": 30},
+//                                         "device_copy": {"64M": 1000}},
 //               "default": {...}}}
 #pragma once
 
@@ -17,6 +18,7 @@ namespace ringside::bench {
 inline constexpr const char* kTestIntra = "intra_node_all_reduce";
 inline constexpr const char* kTestInter = "inter_node_sendrecv";
 inline constexpr const char* kTestGlobal = "global_all_reduce";
+inline constexpr const char* kTestCopy = "device_copy";  // per GPU, GB/s (bytes / time)
 
 class Baseline {
  public:

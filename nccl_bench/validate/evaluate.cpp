@@ -48,7 +48,58 @@ bool judge(const std::string& what, double value, std::optional<double> floor, d
   return bad;
 }
 
+// Each GPU of node `n`: its device-to-device copy against the floor and every
+// other GPU of the same model (its node's and the others'), so a slow GPU stands
+// out inside its own node too.  Appends a reason per slow GPU and returns how
+// many there are, or -1 when nothing could be compared.
+int copy_checks(const ValidateData& d, const Baseline* baseline, double threshold_pct, size_t n,
+                std::vector<std::string>& reasons, std::vector<int>* slow_slots = nullptr) {
+  if (n >= d.copy.size()) return 0;
+  const uint64_t size = copy_bytes(d.sizes);
+  const auto floor =
+      baseline ? baseline->floor(d.models[n], kTestCopy, size) : std::optional<double>{};
+  int slow = 0;
+  bool compared = false;
+  for (size_t g = 0; g < d.copy[n].size(); ++g) {
+    std::vector<double> peers;
+    for (size_t m = 0; m < d.copy.size() && m < d.models.size(); ++m) {
+      if (d.models[m] != d.models[n]) continue;
+      for (size_t h = 0; h < d.copy[m].size(); ++h) {
+        if (m != n || h != g) peers.push_back(d.copy[m][h]);
+      }
+    }
+    const int npeers = static_cast<int>(
+        std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
+    compared = compared || floor || npeers > 0;
+    if (judge("GPU " + std::to_string(g) + " device copy " + format_size(size), d.copy[n][g], floor,
+              median(peers), npeers, "other " + d.models[n] + " GPUs", threshold_pct, size,
+              reasons)) {
+      ++slow;
+      if (slow_slots != nullptr) slow_slots->push_back(static_cast<int>(g));
+    }
+  }
+  return compared || d.copy[n].empty() ? slow : -1;
+}
+
 }  // namespace
+
+uint64_t copy_bytes(const std::vector<uint64_t>& sizes) {
+  uint64_t b = 64ull << 20;
+  for (uint64_t s : sizes) b = std::max(b, s);
+  return b;
+}
+
+std::vector<std::pair<int, int>> slow_copies(const ValidateData& d, const Baseline* baseline,
+                                             double threshold_pct) {
+  std::vector<std::pair<int, int>> out;
+  for (size_t n = 0; n < d.copy.size(); ++n) {
+    std::vector<std::string> reasons;
+    std::vector<int> slots;
+    copy_checks(d, baseline, threshold_pct, n, reasons, &slots);
+    for (int g : slots) out.emplace_back(static_cast<int>(n), g);
+  }
+  return out;
+}
 
 std::string format_size(uint64_t b) {
   if (b >= (1ull << 30) && b % (1ull << 30) == 0) return std::to_string(b >> 30) + "G";
@@ -85,8 +136,14 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
     v.nodes[n].warnings = d.health_warn[n];
   }
 
+  for (size_t n = 0; n < nn; ++n) {
+    if (copy_checks(d, baseline, threshold_pct, n, v.nodes[n].reasons) < 0)
+      v.nodes[n].unchecked.push_back("device copy: no other GPU of this model and no baseline");
+  }
+
   // Intra-node all_reduce, against the floor and the peers of the same kind.
   for (size_t n = 0; n < nn; ++n) {
+    bool compared = false;
     for (size_t s = 0; s < ns; ++s) {
       std::vector<double> peers;
       for (size_t m = 0; m < nn; ++m) {
@@ -96,9 +153,16 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
       const double med = median(peers);
       const int npeers = static_cast<int>(
           std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
-      judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s],
-            floor_of(d.models[n], kTestIntra, d.sizes[s]), med, npeers, "peer nodes", threshold_pct,
-            d.sizes[s], v.nodes[n].reasons);
+      const auto floor = floor_of(d.models[n], kTestIntra, d.sizes[s]);
+      judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor, med, npeers,
+            "peer nodes", threshold_pct, d.sizes[s], v.nodes[n].reasons);
+      compared = compared || std::isnan(d.intra[n][s]) || floor ||
+                 (npeers > 0 && d.sizes[s] >= kFleetMinSize);
+    }
+    if (!compared) {
+      v.nodes[n].unchecked.push_back("intra-node all_reduce: no other node with " +
+                                     std::to_string(d.gpus[n]) + " x " + d.models[n] +
+                                     " and no baseline");
     }
   }
 

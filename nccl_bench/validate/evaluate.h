@@ -3,6 +3,10 @@
 //
 // Rules (docs/nccl_bench.md, "validate"):
 //  - a node fails on any NVML health problem of one of its GPUs;
+//  - a node fails when one of its GPUs copies device to device below the
+//    baseline floor, or more than X% below the median of every other GPU of the
+//    same model (its node's and the others'): a slow GPU is found even on one
+//    node without a baseline;
 //  - a node fails when its intra-node all_reduce bus bandwidth is below the
 //    baseline floor, or more than X% below the median of the other nodes with
 //    the same GPU model and GPU count (sizes >= 1 MiB);
@@ -15,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "validate/baseline.h"
@@ -36,7 +41,10 @@ struct ValidateData {
   std::vector<int> gpus;            // ranks per node
   std::vector<uint64_t> sizes;
   std::vector<std::vector<double>> intra;  // [node][size]; NaN when not measured
-  std::vector<double> global;              // [size]; empty when not run
+  // [node][GPU slot] device-to-device copy GB/s at the largest size (bytes over
+  // time); NaN when not measured.
+  std::vector<std::vector<double>> copy;
+  std::vector<double> global;  // [size]; empty when not run
   std::vector<PairResult> pairs;
   std::vector<std::vector<std::string>> health_fail;  // [node]
   std::vector<std::vector<std::string>> health_warn;  // [node]
@@ -46,6 +54,9 @@ struct NodeVerdict {
   bool pass = true;
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;
+  // Checks that had nothing to compare with (no floor, no peer): said, never
+  // passed silently.
+  std::vector<std::string> unchecked;
 };
 
 enum class LinkStatus { kPass, kFail, kAttributed };
@@ -63,6 +74,15 @@ struct Verdict {
 };
 
 Verdict evaluate(const ValidateData& data, const Baseline* baseline, double threshold_pct);
+
+// The GPUs whose device copy fails its check, as (node, GPU slot): measured
+// again before the verdict (a passing hiccup is not a slow GPU).
+std::vector<std::pair<int, int>> slow_copies(const ValidateData& data, const Baseline* baseline,
+                                             double threshold_pct);
+
+// Bytes each GPU copies in the device-copy check: the largest size, at least
+// 64 MiB (smaller copies time the launch, not the memory).
+uint64_t copy_bytes(const std::vector<uint64_t>& sizes);
 
 std::string format_size(uint64_t bytes);  // 67108864 -> "64M"
 const char* link_status_name(LinkStatus s);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -168,6 +169,28 @@ double sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& wha
   return static_cast<double>(bytes) / 1e9 / sec;
 }
 
+// One GPU's device-to-device copy of `bytes`: warm-up, then kRepeats blocks of
+// `iters` copies, the best block.  GB/s is bytes over time (as nvbandwidth).
+double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, void* dst,
+                 const void* src, uint64_t bytes, int warmup, int iters) {
+  const std::span<const CommStream> one(&cs, 1);
+  RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
+  auto issue = [&] {
+    RINGSIDE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cs.stream));
+  };
+  for (int i = 0; i < warmup; ++i) issue();
+  wd.wait(one, what, "warm-up");
+  double best = 0;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    const double t0 = now_seconds();
+    for (int i = 0; i < iters; ++i) issue();
+    wd.wait(one, what, {}, true);
+    const double sec = (now_seconds() - t0) / iters;
+    best = rep == 0 ? sec : std::min(best, sec);
+  }
+  return static_cast<double>(bytes) / 1e9 / best;
+}
+
 // Splits the world communicator (every rank calls it); the new communicator,
 // if this rank has a colour, is registered with the watchdog as `name` with
 // `members` (world ranks in its rank order).  The split blocks until every
@@ -288,11 +311,12 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   const std::vector<Round> rounds =
       full ? all_pairs_rounds(static_cast<int>(nn)) : ring_rounds(static_cast<int>(nn));
 
-  // Measurement slots: [intra ns][global ns][round r: ns].
+  // Measurement slots: [intra ns][global ns][round r: ns][device copy].
   const size_t global_base = ns, rounds_base = 2 * ns;
-  std::vector<double> mine(rounds_base + rounds.size() * ns, NAN);
-  uint64_t max_size = 0;
-  for (uint64_t s : d.sizes) max_size = std::max(max_size, s);
+  const size_t copy_slot = rounds_base + rounds.size() * ns;
+  std::vector<double> mine(copy_slot + 1, NAN);
+  const uint64_t copy_size = copy_bytes(d.sizes);
+  const uint64_t max_size = copy_size;  // >= every size
   void* send = nullptr;
   void* recv = nullptr;
   RINGSIDE_CUDA_CHECK(cudaSetDevice(wcs.device));
@@ -300,6 +324,20 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   RINGSIDE_CUDA_CHECK(cudaMalloc(&recv, max_size));
   RINGSIDE_CUDA_CHECK(cudaMemset(send, 1, max_size));
   RINGSIDE_CUDA_CHECK(cudaMemset(recv, 0, max_size));
+  const std::string copy_what = "device-to-device copy of " + std::to_string(copy_size) +
+                                " bytes on GPU " + std::to_string(wcs.device);
+  // One GPU of each node at a time (GPUs of a node share the host's memory and
+  // PCIe paths: measured alone, a slow one is not hidden by, nor blamed for, its
+  // neighbours' load); `mine_too` says whether this rank measures.
+  auto copy_round = [&](bool mine_too) {
+    double v = NAN;
+    for (int slot = 0; slot < gmax; ++slot) {
+      if (mine_too && slot == my_slot)
+        v = copy_gbps(wd, wcs, copy_what, recv, send, copy_size, o.warmup, o.iters);
+      oob_barrier(wd, std::span<const CommStream>(&wcs, 1), "per-GPU device copy");
+    }
+    return v;
+  };
 
   // 1. Intra-node all_reduce, every node at once.
   {
@@ -320,6 +358,8 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     }
     wd.release(node);
   }
+  // 1b. Each GPU's device-to-device copy.
+  mine[copy_slot] = copy_round(true);
   // 2. Global all_reduce (full).
   if (full && nn > 1) {
     for (size_t s = 0; s < ns; ++s) {
@@ -370,9 +410,6 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       wd.release(rail);
     }
   }
-  RINGSIDE_CUDA_CHECK(cudaFree(send));
-  RINGSIDE_CUDA_CHECK(cudaFree(recv));
-
   // 4. NVML health after the load, so links and clocks are in their working state.
   const GpuHealth health =
       health_session.finish("GPU " + std::to_string(wcs.device) + " (" + my_info.bus_id + ")");
@@ -393,10 +430,13 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   };
 
   d.intra.assign(nn, std::vector<double>(ns, NAN));
+  d.copy.resize(nn);
+  for (size_t n = 0; n < nn; ++n) d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
   d.health_fail.assign(nn, {});
   d.health_warn.assign(nn, {});
   for (int r = 0; r < nranks; ++r) {
     const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
+    d.copy[n][static_cast<size_t>(rank_slot[static_cast<size_t>(r)])] = meas(r, copy_slot);
     for (size_t s = 0; s < ns; ++s) {
       const double v = meas(r, s);
       if (!std::isnan(v))
@@ -436,6 +476,29 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       d.pairs.push_back(std::move(pr));
     }
   }
+
+  // 6. A GPU whose copy looks slow is measured again (alone, as before); the
+  //    faster reading counts, so a passing hiccup does not fail a node and a
+  //    slow GPU, slow every time, still does.  Every rank computes the same list.
+  const auto suspects = slow_copies(d, baseline ? &*baseline : nullptr, o.threshold_pct);
+  if (!suspects.empty()) {
+    const bool me_suspect = std::find(suspects.begin(), suspects.end(),
+                                      std::make_pair(my_node, my_slot)) != suspects.end();
+    const double again = copy_round(me_suspect);
+    std::vector<std::byte> b(sizeof(double));
+    std::memcpy(b.data(), &again, sizeof again);
+    const std::vector<std::byte> all_again =
+        oob_allgather(wd, world.comm_streams(), {b}, "gathering the device copies measured again");
+    for (int r = 0; r < nranks; ++r) {
+      double x;
+      std::memcpy(&x, all_again.data() + static_cast<size_t>(r) * sizeof x, sizeof x);
+      double& cell = d.copy[static_cast<size_t>(rank_node[static_cast<size_t>(r)])]
+                           [static_cast<size_t>(rank_slot[static_cast<size_t>(r)])];
+      if (!std::isnan(x)) cell = std::isnan(cell) ? x : std::max(cell, x);
+    }
+  }
+  RINGSIDE_CUDA_CHECK(cudaFree(send));
+  RINGSIDE_CUDA_CHECK(cudaFree(recv));
 
   const Verdict verdict = evaluate(d, baseline ? &*baseline : nullptr, o.threshold_pct);
   ValidateRunInfo info;

@@ -1,5 +1,6 @@
 #include "validate/validate_output.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -56,15 +57,22 @@ std::string render_tables(const ValidateData& d, const Verdict& v, const Validat
   }
   out += "# " + pad("node", wnode) + pad("gpus", 4) + pad("model", wmodel);
   for (uint64_t s : d.sizes) out += pad("intra@" + format_size(s), 11);
-  out += pad("status", 6) + "reasons\n";
+  out += pad("copy min", 10) + pad("status", 6) + "reasons\n";
   for (size_t n = 0; n < d.nodes.size(); ++n) {
     const NodeVerdict& nv = v.nodes[n];
     out += "  " + pad(d.nodes[n], wnode) + pad(std::to_string(d.gpus[n]), 4) +
            pad(d.models[n], wmodel);
     for (size_t s = 0; s < d.sizes.size(); ++s) out += pad(num(d.intra[n][s]), 11);
+    double copy_min = NAN;
+    for (double x : n < d.copy.size() ? d.copy[n] : std::vector<double>{}) {
+      if (!std::isnan(x)) copy_min = std::isnan(copy_min) ? x : std::min(copy_min, x);
+    }
+    out += pad(num(copy_min), 10);
     std::string why = join(nv.reasons, "; ");
     if (!nv.warnings.empty())
       why += std::string(why.empty() ? "" : "; ") + "warning: " + join(nv.warnings, "; ");
+    if (!nv.unchecked.empty())
+      why += std::string(why.empty() ? "" : "; ") + "not compared: " + join(nv.unchecked, "; ");
     out += pad(nv.pass ? "PASS" : "FAIL", 6) + why + "\n";
   }
   out += "#\n";
@@ -89,6 +97,9 @@ std::string render_tables(const ValidateData& d, const Verdict& v, const Validat
       out += " " + format_size(d.sizes[s]) + "=" + num(d.global[s]);
     out += " GB/s\n";
   }
+  out += "#   (copy min: the node's slowest GPU, device-to-device copy GB/s at " +
+         format_size(copy_bytes(d.sizes)) +
+         "; \"not compared\": a check with no baseline floor and no peer to compare with)\n";
   for (const std::string& r : v.fleet_reasons) out += "# fleet FAIL: " + r + "\n";
   int bad_nodes = 0, bad_links = 0;
   for (const NodeVerdict& n : v.nodes) bad_nodes += n.pass ? 0 : 1;
@@ -151,15 +162,19 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   j["verdict"] = v.pass ? "pass" : "fail";
   nlohmann::json nodes = nlohmann::json::array();
   for (size_t n = 0; n < d.nodes.size(); ++n) {
-    nlohmann::json intra = nlohmann::json::array();
+    nlohmann::json intra = nlohmann::json::array(), copy = nlohmann::json::array();
     for (double x : d.intra[n]) intra.push_back(jnum(x));
+    if (n < d.copy.size())
+      for (double x : d.copy[n]) copy.push_back(jnum(x));
     nodes.push_back({{"node", d.nodes[n]},
                      {"gpus", d.gpus[n]},
                      {"model", d.models[n]},
                      {"intra_node_all_reduce_busbw", intra},
+                     {"device_copy_gbps", copy},
                      {"status", v.nodes[n].pass ? "PASS" : "FAIL"},
                      {"reasons", v.nodes[n].reasons},
-                     {"warnings", v.nodes[n].warnings}});
+                     {"warnings", v.nodes[n].warnings},
+                     {"not_compared", v.nodes[n].unchecked}});
   }
   j["nodes"] = nodes;
   nlohmann::json links = nlohmann::json::array();

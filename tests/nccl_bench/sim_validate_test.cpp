@@ -104,6 +104,40 @@ TEST_F(SimValidate, HealthyClusterPasses) {
   EXPECT_NE(r.out.find("# verdict: PASS"), std::string::npos) << r.out;
 }
 
+// One node, no baseline: nothing to compare its all_reduce with, but its GPUs
+// compare with each other.  A 4x slower GPU (no NVML sign of it) fails the node,
+// naming that GPU; what had nothing to compare with is said, never passed silently.
+TEST_F(SimValidate, OneNodeWithoutBaselineFailsASlowGpuByComparingItsGpus) {
+  const RunResult r = run_shell(
+      sim_command(4, 1, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json",
+                  std::string(TEST_DATA_DIR) + "/slow_gpu_1x4.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = json();
+  const auto& n = node(j, "node1");
+  EXPECT_EQ(n["status"], "FAIL") << r.out;
+  ASSERT_EQ(n["reasons"].size(), 1u) << r.out;
+  EXPECT_NE(n["reasons"][0].get<std::string>().find("GPU 1 device copy 64M"), std::string::npos)
+      << r.out;
+  ASSERT_EQ(n["device_copy_gbps"].size(), 4u);
+  EXPECT_NE(r.out.find("not compared: intra-node all_reduce: no other node"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("scontrol update nodename=node1"), std::string::npos) << r.out;
+}
+
+TEST_F(SimValidate, OneHealthyNodePassesAndSaysWhatWasNotCompared) {
+  const RunResult r = run_shell(
+      sim_command(4, 1, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json",
+                  std::string(TEST_DATA_DIR) + "/healthy_1x4.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = json();
+  const auto& n = node(j, "node1");
+  EXPECT_EQ(n["status"], "PASS") << r.out;
+  ASSERT_EQ(n["not_compared"].size(), 1u) << r.out;
+  EXPECT_NE(n["not_compared"][0].get<std::string>().find("intra-node all_reduce"),
+            std::string::npos);
+  EXPECT_EQ(r.out.find("scontrol"), std::string::npos) << r.out;
+}
+
 // An XID reported by NVML while the node is tested fails that node alone, whatever its
 // bandwidth.
 TEST_F(SimValidate, XidDuringTheTestFailsTheNode) {

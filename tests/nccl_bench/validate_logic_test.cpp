@@ -188,3 +188,64 @@ TEST(Baseline, ParsesAndRejects) {
 
 }  // namespace
 }  // namespace ringside::bench
+
+namespace ringside::bench {
+namespace {
+
+// One node of 4 GPUs and no baseline: the GPUs are each other's reference.
+ValidateData one_node(std::vector<double> copy) {
+  ValidateData d;
+  d.nodes = {"n1"};
+  d.models = {"GPU-X"};
+  d.gpus = {static_cast<int>(copy.size())};
+  d.sizes = {1ull << 20};
+  d.intra = {{4.0}};
+  d.copy = {std::move(copy)};
+  d.health_fail.assign(1, {});
+  d.health_warn.assign(1, {});
+  return d;
+}
+
+TEST(Evaluate, ASlowGpuFailsItsNodeWithoutBaselineOrPeerNodes) {
+  const ValidateData d = one_node({20.0, 5.0, 21.0, 20.5});
+  const Verdict v = evaluate(d, nullptr, 10);
+  EXPECT_FALSE(v.pass);
+  ASSERT_EQ(v.nodes[0].reasons.size(), 1u);
+  EXPECT_NE(v.nodes[0].reasons[0].find("GPU 1 device copy 64M: 5.00 GB/s"), std::string::npos)
+      << v.nodes[0].reasons[0];
+  EXPECT_EQ(slow_copies(d, nullptr, 10), (std::vector<std::pair<int, int>>{{0, 1}}));
+  // The all_reduce had nothing to compare with: said.
+  ASSERT_EQ(v.nodes[0].unchecked.size(), 1u);
+  EXPECT_NE(v.nodes[0].unchecked[0].find("intra-node all_reduce"), std::string::npos);
+}
+
+TEST(Evaluate, EvenGpusPassAndAFloorOrAPeerNodeIsAComparison) {
+  ValidateData d = one_node({20.0, 19.5, 21.0, 20.5});
+  EXPECT_TRUE(evaluate(d, nullptr, 10).pass);
+  EXPECT_TRUE(slow_copies(d, nullptr, 10).empty());
+  const Baseline b = Baseline::parse(
+      R"({"schema": "ringside.baseline/1", "models": {"GPU-X": {"intra_node_all_reduce": {"1M": 3},
+          "device_copy": {"64M": 25}}}})",
+      "test");
+  const Verdict v = evaluate(d, &b, 10);
+  EXPECT_TRUE(v.nodes[0].unchecked.empty());
+  EXPECT_FALSE(v.pass);  // every GPU below the 25 GB/s floor
+  EXPECT_EQ(v.nodes[0].reasons.size(), 4u);
+}
+
+TEST(Evaluate, ALoneGpuWithNothingToCompareIsSaid) {
+  ValidateData d = one_node({20.0});
+  d.intra = {{NAN}};  // one GPU: no intra-node all_reduce
+  const Verdict v = evaluate(d, nullptr, 10);
+  EXPECT_TRUE(v.pass);
+  ASSERT_EQ(v.nodes[0].unchecked.size(), 1u);
+  EXPECT_NE(v.nodes[0].unchecked[0].find("device copy"), std::string::npos);
+}
+
+TEST(Evaluate, CopyBytesAreAtLeast64MiB) {
+  EXPECT_EQ(copy_bytes({1ull << 20}), 64ull << 20);
+  EXPECT_EQ(copy_bytes({4ull << 20, 256ull << 20}), 256ull << 20);
+}
+
+}  // namespace
+}  // namespace ringside::bench
