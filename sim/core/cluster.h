@@ -33,6 +33,9 @@ inline constexpr int kDefaultGpusPerNode = 8;
 inline constexpr const char* kDefaultGpuModel = "H100-SXM5-80GB";
 inline constexpr const char* kDefaultNodeName = "node1";
 inline constexpr double kDefaultIntraBandwidthGBps = 4.0;
+// A GPU's device-to-device copy bandwidth (its memory), GB/s: low enough that a
+// copy's time is the model's, not the host CPU's (which other processes share).
+inline constexpr double kDefaultDeviceCopyGBps = 2.0;
 inline constexpr double kDefaultIntraLatencyUs = 3.0;
 inline constexpr double kDefaultInterBandwidthGBps = 1.0;
 inline constexpr double kDefaultInterLatencyUs = 10.0;
@@ -130,6 +133,8 @@ class Cluster {
   const std::string& source() const { return source_; }  // file path, or "" for defaults
   bool from_file() const { return !source_.empty(); }
   int gpus_per_node() const { return gpus_per_node_; }
+  // Device-to-device copies take at least bytes / this (before slow_gpu).
+  double device_copy_gbps() const { return device_copy_gbps_; }
   const Link& intra_node() const { return intra_; }
   const Link& inter_node() const { return inter_; }
 
@@ -175,6 +180,7 @@ class Cluster {
   std::string source_;
   int gpus_per_node_ = kDefaultGpusPerNode;
   std::string gpu_model_ = kDefaultGpuModel;
+  double device_copy_gbps_ = kDefaultDeviceCopyGBps;
   Link intra_{kDefaultIntraBandwidthGBps, kDefaultIntraLatencyUs};
   Link inter_{kDefaultInterBandwidthGBps, kDefaultInterLatencyUs};
   std::vector<Node> nodes_;

@@ -101,9 +101,11 @@ class ClusterParser {
   explicit ClusterParser(Cluster& c) : c_(c) {}
 
   void parse(const json& root) {
-    check_keys(
-        root, "",
-        {"gpus_per_node", "gpu_model", "nodes", "intra_node", "inter_node", "nvml", "faults"});
+    check_keys(root, "",
+               {"gpus_per_node", "gpu_model", "device_copy_gbps", "nodes", "intra_node",
+                "inter_node", "nvml", "faults"});
+    if (root.contains("device_copy_gbps"))
+      c_.device_copy_gbps_ = number(root["device_copy_gbps"], "device_copy_gbps", 1e-3, 1e6);
     if (root.contains("gpus_per_node"))
       c_.gpus_per_node_ = static_cast<int>(integer(root["gpus_per_node"], "gpus_per_node", 1, 64));
     if (root.contains("gpu_model")) c_.gpu_model_ = text(root["gpu_model"], "gpu_model");

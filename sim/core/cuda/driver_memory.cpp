@@ -1,12 +1,17 @@
 // Driver API: host-backed memory, copies and memsets (synchronous ones run on the default
 // stream and wait; async ones are stream tasks). Device pointers are host addresses.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <cuda.h>
+
+#include "cluster.h"
 
 #include "capture.h"
 #include "driver_state.h"
 #include "memory.h"
+#include "sim_internal.h"
 
 using namespace ringside::sim;
 
@@ -20,7 +25,17 @@ CUresult copy(void* dst, const void* src, size_t n, CUstream h, bool per_thread,
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (n == 0) return CUDA_SUCCESS;
   if (dst == nullptr || src == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  auto fn = [dst, src, n] { std::memmove(dst, src, n); };
+  // Device to device: the GPU's memory sets the pace (cluster().device_copy_gbps),
+  // so a copy's time follows the model whatever else the host runs.
+  Allocation a, b;
+  const bool d2d = find_allocation(dst, &a) && a.kind == MemKind::kDevice &&
+                   find_allocation(src, &b) && b.kind == MemKind::kDevice;
+  const double floor_s = d2d ? static_cast<double>(n) / (cluster().device_copy_gbps() * 1e9) : 0;
+  auto fn = [dst, src, n, floor_s] {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memmove(dst, src, n);
+    if (floor_s > 0) std::this_thread::sleep_until(t0 + std::chrono::duration<double>(floor_s));
+  };
   if (!async) return run_on_stream_sync(h, per_thread, fn);
   std::shared_ptr<StreamCore> s;
   if (CUresult r = resolve_stream(h, per_thread, &s); r != CUDA_SUCCESS) return r;
