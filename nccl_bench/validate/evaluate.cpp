@@ -81,12 +81,48 @@ int copy_checks(const ValidateData& d, const Baseline* baseline, double threshol
   return compared || d.copy[n].empty() ? slow : -1;
 }
 
+// Node `n`'s intra-node all_reduce per size, against the floor and the other
+// nodes with the same GPU model and count.  Appends a reason per slow size and
+// returns how many there are, or -1 when nothing could be compared.
+int intra_checks(const ValidateData& d, const Baseline* baseline, double threshold_pct, size_t n,
+                 std::vector<std::string>& reasons) {
+  bool compared = false;
+  int slow = 0;
+  for (size_t s = 0; s < d.sizes.size(); ++s) {
+    std::vector<double> peers;
+    for (size_t m = 0; m < d.nodes.size(); ++m) {
+      if (m != n && d.models[m] == d.models[n] && d.gpus[m] == d.gpus[n])
+        peers.push_back(d.intra[m][s]);
+    }
+    const int npeers = static_cast<int>(
+        std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
+    const auto floor =
+        baseline ? baseline->floor(d.models[n], kTestIntra, d.sizes[s]) : std::optional<double>{};
+    if (judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor,
+              median(peers), npeers, "peer nodes", threshold_pct, d.sizes[s], reasons))
+      ++slow;
+    compared = compared || std::isnan(d.intra[n][s]) || floor ||
+               (npeers > 0 && d.sizes[s] >= kFleetMinSize);
+  }
+  return compared ? slow : -1;
+}
+
 }  // namespace
 
 uint64_t copy_bytes(const std::vector<uint64_t>& sizes) {
   uint64_t b = 64ull << 20;
   for (uint64_t s : sizes) b = std::max(b, s);
   return b;
+}
+
+std::vector<int> slow_intra(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
+  std::vector<int> out;
+  for (size_t n = 0; n < d.nodes.size(); ++n) {
+    std::vector<std::string> reasons;
+    if (intra_checks(d, baseline, threshold_pct, n, reasons) > 0)
+      out.push_back(static_cast<int>(n));
+  }
+  return out;
 }
 
 std::vector<std::pair<int, int>> slow_copies(const ValidateData& d, const Baseline* baseline,
@@ -143,23 +179,7 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
 
   // Intra-node all_reduce, against the floor and the peers of the same kind.
   for (size_t n = 0; n < nn; ++n) {
-    bool compared = false;
-    for (size_t s = 0; s < ns; ++s) {
-      std::vector<double> peers;
-      for (size_t m = 0; m < nn; ++m) {
-        if (m != n && d.models[m] == d.models[n] && d.gpus[m] == d.gpus[n])
-          peers.push_back(d.intra[m][s]);
-      }
-      const double med = median(peers);
-      const int npeers = static_cast<int>(
-          std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
-      const auto floor = floor_of(d.models[n], kTestIntra, d.sizes[s]);
-      judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor, med, npeers,
-            "peer nodes", threshold_pct, d.sizes[s], v.nodes[n].reasons);
-      compared = compared || std::isnan(d.intra[n][s]) || floor ||
-                 (npeers > 0 && d.sizes[s] >= kFleetMinSize);
-    }
-    if (!compared) {
+    if (intra_checks(d, baseline, threshold_pct, n, v.nodes[n].reasons) < 0) {
       v.nodes[n].unchecked.push_back("intra-node all_reduce: no other node with " +
                                      std::to_string(d.gpus[n]) + " x " + d.models[n] +
                                      " and no baseline");

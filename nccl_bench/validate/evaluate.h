@@ -80,6 +80,11 @@ Verdict evaluate(const ValidateData& data, const Baseline* baseline, double thre
 std::vector<std::pair<int, int>> slow_copies(const ValidateData& data, const Baseline* baseline,
                                              double threshold_pct);
 
+// The nodes whose intra-node all_reduce fails its check: every node measures
+// again before the verdict (the comparison is relative), the faster reading counts.
+std::vector<int> slow_intra(const ValidateData& data, const Baseline* baseline,
+                            double threshold_pct);
+
 // Bytes each GPU copies in the device-copy check: the largest size, at least
 // 64 MiB (smaller copies time the launch, not the memory).
 uint64_t copy_bytes(const std::vector<uint64_t>& sizes);
