@@ -1,7 +1,9 @@
 #include "group.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -56,7 +58,27 @@ ncclResult_t launch_pending(std::vector<PendingOp>& ops) {
 
 }  // namespace
 
+// With RINGSIM_FAULT_LOG=FILE, each injected op fault appends one JSON line with
+// the wall-clock moment it took effect: what a live tool's detection delay is
+// measured from.
+void log_fault(const char* kind, const Comm& comm, int64_t op) {
+  const char* path = std::getenv("RINGSIM_FAULT_LOG");
+  if (path == nullptr || path[0] == '\0') return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::string line =
+      "{\"fault\": \"" + std::string(kind) + "\", \"rank\": " + std::to_string(comm.global_rank) +
+      ", \"comm\": " + std::to_string(comm.comm_index) + ", \"op\": " + std::to_string(op) +
+      ", \"unix_ms\": " + std::to_string(ms) + "}\n";
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t n = write(fd, line.data(), line.size());  // one write: no interleaving
+  close(fd);
+}
+
 void stop_forever(const Comm& comm, int64_t next_op) {
+  log_fault("stop", comm, next_op);
   debug_log(comm.label() + ": stop fault: this rank stops issuing ops before op " +
             std::to_string(next_op) + " of comm index " + std::to_string(comm.comm_index));
   for (;;) pause();
@@ -88,6 +110,7 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
     warn(comm->label() + ": crash fault: global rank " + std::to_string(comm->global_rank) +
          " aborts at op " + std::to_string(op.op_index) + " (" + func_name(op.func) +
          ") of comm index " + std::to_string(comm->comm_index));
+    log_fault("crash", *comm, op.op_index);
     std::abort();
   }
   // The device hangs right after the op before the stalled one, so the stalled op never
@@ -97,11 +120,13 @@ ncclResult_t issue_op(const std::shared_ptr<Comm>& comm, OpDesc op, cudaStream_t
   if (const OpFault* f = c.op_fault(OpFaultKind::kStall, comm->global_rank, comm->comm_index)) {
     stall = f->op == 0 && op.op_index == 0;
     stall_after = f->op > 0 && f->op == op.op_index + 1;
+    if (stall || stall_after) log_fault("stall", *comm, f->op);
   }
   // freeze: the device starts the op and it never finishes (its data never arrives).
   if (const OpFault* f = c.op_fault(OpFaultKind::kFreeze, comm->global_rank, comm->comm_index);
       f && f->op == op.op_index) {
     stall = true;
+    log_fault("freeze", *comm, op.op_index);
   }
   if (const OpFault* f = c.op_fault(OpFaultKind::kStop, comm->global_rank, comm->comm_index);
       f && f->op == op.op_index + 1) {
