@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "watch/finding_debounce.h"
 #include "report/output_file.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
@@ -25,22 +26,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A finding's identity across polls: what it blames, not its figures.
-std::string finding_key(const Finding& f) {
-  std::string k = f.kind + "/" + f.subkind + " r";
-  for (int64_t r : f.ranks) k += std::to_string(r) + ",";
-  k += " n";
-  for (const auto& n : f.nodes) k += n + ",";
-  return k;
-}
-
+// ISO 8601 in UTC with milliseconds: event times are compared with fault times.
 std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  char buf[40];
+  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms));
   return buf;
+}
+
+// One --events line (docs/analyzer.md).
+std::string event_line(const char* event, const Report& r, const Finding& f) {
+  return json_text(nlohmann::json{{"time", utc_now()},
+                                  {"event", event},
+                                  {"job", r.job},
+                                  {"verdict", r.verdict},
+                                  {"finding", finding_to_json(f)}});
 }
 
 std::string prom_escape(const std::string& v) {
@@ -203,7 +209,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
     events = &events_file;
   }
   Commands commands(o.on_finding_timeout_s);
-  std::map<std::string, Finding> open;
+  FindingDebounce debounce;
   std::string last_error;
   uint64_t last_records = 0;
   double last_time = 0;
@@ -220,35 +226,25 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
     } else {
       last_error.clear();
       const Report& r = result.value();
-      std::map<std::string, Finding> now;
-      for (const auto& f : r.findings) now.emplace(finding_key(f), f);
-      for (const auto& [key, f] : now) {
-        if (open.count(key)) continue;
+      const int64_t traced = r.extra.value("ranks_traced", int64_t{0});
+      const int64_t closed = r.extra.value("ranks_closed", int64_t{0});
+      int64_t dead = 0;
+      for (const auto& f : r.findings) {
+        if (f.subkind == "dead_rank") dead += static_cast<int64_t>(f.ranks.size());
+      }
+      // Done when every traced rank closed its file or is known dead.
+      const bool job_over = traced > 0 && closed + dead >= traced && traced >= r.ranks;
+      const FindingDebounce::Changes changes = debounce.update(r.findings, job_over);
+      for (const Finding& f : changes.added) {
         out << "\n[" << utc_now() << "] new finding:";
         render_finding(f, 1, out);
-        if (events != nullptr) {
-          *events << json_text(nlohmann::json{{"time", utc_now()},
-                                              {"event", "new"},
-                                              {"job", r.job},
-                                              {"verdict", r.verdict},
-                                              {"finding", finding_to_json(f)}})
-                  << "\n";
-        }
+        if (events != nullptr) *events << event_line("new", r, f) << "\n";
         if (!o.on_finding.empty()) commands.start(o.on_finding, r, f, err);
       }
-      for (const auto& [key, f] : open) {
-        if (now.count(key)) continue;
-        if (events != nullptr) {
-          *events << json_text(nlohmann::json{{"time", utc_now()},
-                                              {"event", "cleared"},
-                                              {"job", r.job},
-                                              {"verdict", r.verdict},
-                                              {"finding", finding_to_json(f)}})
-                  << "\n";
-        }
+      for (const Finding& f : changes.cleared) {
+        if (events != nullptr) *events << event_line("cleared", r, f) << "\n";
       }
       if (events != nullptr) events->flush();
-      open = std::move(now);
       if (!o.quiet) {
         const double t = elapsed();
         const double rate = last_time > 0 && t > last_time
@@ -261,19 +257,12 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
         last_records = r.records;
         last_time = t;
       }
+      last = r;
       if (!o.prom.empty()) {
         if (Status st = write_output_file(o.prom, prometheus_text(r), '#'); !st.ok())
           err << "ringside watch: --prom " << st.message() << "\n";
       }
-      const int64_t traced = r.extra.value("ranks_traced", int64_t{0});
-      const int64_t closed = r.extra.value("ranks_closed", int64_t{0});
-      last = r;
-      // Done when every traced rank closed its file or is known dead.
-      int64_t dead = 0;
-      for (const auto& f : r.findings) {
-        if (f.subkind == "dead_rank") dead += static_cast<int64_t>(f.ranks.size());
-      }
-      if (traced > 0 && closed + dead >= traced && traced >= r.ranks) break;
+      if (job_over) break;
     }
     commands.reap(err);
     if (o.until_s > 0 && elapsed() >= o.until_s) break;

@@ -1,8 +1,8 @@
 // `ringside watch`: follows a running job's trace directory and reports
 // findings while the job runs.  Each poll re-analyzes what the probes have
 // flushed so far (SWMR reads) and compares the findings with the previous
-// poll's: new ones are printed, written as events and handed to the
-// --on-finding command; cleared ones are written as events.  The watch ends
+// polls' (finding_debounce.h): new ones are printed, written as events and
+// handed to the --on-finding command; cleared ones are written as events.  The watch ends
 // when every rank's trace is closed or after --until, with the same final
 // report as `ringside analyze`.
 #pragma once

@@ -1,0 +1,71 @@
+// What `ringside watch` announces, poll by poll: a finding must hold on a second
+// read of newer data, unless the job is over and the files are whole.
+#include <gtest/gtest.h>
+
+#include "watch/finding_debounce.h"
+
+namespace ringside::analysis::watch {
+namespace {
+
+Finding finding(const std::string& subkind, std::vector<int64_t> ranks, double cost = 1) {
+  Finding f;
+  f.kind = "hang";
+  f.subkind = subkind;
+  f.ranks = std::move(ranks);
+  f.cost_s = cost;
+  return f;
+}
+
+TEST(FindingDebounce, AFindingIsAnnouncedOnceTwoPollsInARowShowIt) {
+  FindingDebounce d;
+  EXPECT_TRUE(d.update({finding("missing_rank", {3})}, false).added.empty());
+  const auto second = d.update({finding("missing_rank", {3}, 2)}, false);
+  ASSERT_EQ(second.added.size(), 1u);
+  EXPECT_EQ(second.added[0].subkind, "missing_rank");
+  EXPECT_EQ(second.added[0].cost_s, 2);  // the latest figures
+  // Once announced, never again while it holds, whatever its figures.
+  EXPECT_TRUE(d.update({finding("missing_rank", {3}, 5)}, false).added.empty());
+}
+
+TEST(FindingDebounce, OnePollsMisreadNeverPagesAnyone) {
+  FindingDebounce d;
+  // A file read mid-flush makes rank 1 look dead for one poll only.
+  d.update({finding("dead_rank", {1})}, false);
+  const auto next = d.update({finding("missing_rank", {3})}, false);
+  EXPECT_TRUE(next.added.empty());
+  EXPECT_TRUE(next.cleared.empty());
+  const auto third = d.update({finding("missing_rank", {3})}, false);
+  ASSERT_EQ(third.added.size(), 1u);
+  EXPECT_EQ(third.added[0].ranks, std::vector<int64_t>{3});
+}
+
+TEST(FindingDebounce, AFindingIsClearedOnceTwoPollsInARowLackIt) {
+  FindingDebounce d;
+  d.update({finding("missing_rank", {3})}, false);
+  d.update({finding("missing_rank", {3})}, false);
+  EXPECT_TRUE(d.update({}, false).cleared.empty());
+  // Back after one poll without it: still open, not announced again.
+  const auto back = d.update({finding("missing_rank", {3})}, false);
+  EXPECT_TRUE(back.added.empty() && back.cleared.empty());
+  d.update({}, false);
+  const auto gone = d.update({}, false);
+  ASSERT_EQ(gone.cleared.size(), 1u);
+  EXPECT_EQ(gone.cleared[0].subkind, "missing_rank");
+}
+
+TEST(FindingDebounce, WhenTheJobIsOverEveryFindingIsAnnouncedAtOnce) {
+  FindingDebounce d;
+  const auto c = d.update({finding("dead_rank", {5}), finding("dead_rank", {5})}, true);
+  ASSERT_EQ(c.added.size(), 1u);  // the same blame twice is one finding
+  EXPECT_EQ(c.added[0].ranks, std::vector<int64_t>{5});
+}
+
+TEST(FindingDebounce, FindingsAreKnownByWhatTheyBlame) {
+  FindingDebounce d;
+  d.update({finding("missing_rank", {3})}, false);
+  // Another rank is another finding: not confirmed by the first.
+  EXPECT_TRUE(d.update({finding("missing_rank", {4})}, false).added.empty());
+}
+
+}  // namespace
+}  // namespace ringside::analysis::watch
