@@ -98,8 +98,19 @@ int intra_checks(const ValidateData& d, const Baseline* baseline, double thresho
         std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
     const auto floor =
         baseline ? baseline->floor(d.models[n], kTestIntra, d.sizes[s]) : std::optional<double>{};
+    // A difference within the readings' own spread (this node's, or the peers'
+    // typical one) is not evidence: on a busy or noisy system the bar rises.
+    std::vector<double> spreads;
+    for (size_t m = 0; m < d.nodes.size() && m < d.intra_spread.size(); ++m) {
+      if (m != n && d.models[m] == d.models[n] && d.gpus[m] == d.gpus[n])
+        spreads.push_back(d.intra_spread[m][s]);
+    }
+    double noise = n < d.intra_spread.size() ? d.intra_spread[n][s] : NAN;
+    const double peer_noise = median(spreads);
+    if (std::isnan(noise) || (!std::isnan(peer_noise) && peer_noise > noise)) noise = peer_noise;
+    const double bar = std::isnan(noise) ? threshold_pct : std::max(threshold_pct, 100 * noise);
     if (judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor,
-              median(peers), npeers, "peer nodes", threshold_pct, d.sizes[s], reasons))
+              median(peers), npeers, "peer nodes", bar, d.sizes[s], reasons))
       ++slow;
     compared = compared || std::isnan(d.intra[n][s]) || floor ||
                (npeers > 0 && d.sizes[s] >= kFleetMinSize);

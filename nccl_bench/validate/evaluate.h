@@ -9,7 +9,8 @@
 //    node without a baseline;
 //  - a node fails when its intra-node all_reduce bus bandwidth is below the
 //    baseline floor, or more than X% below the median of the other nodes with
-//    the same GPU model and GPU count (sizes >= 1 MiB);
+//    the same GPU model and GPU count (sizes >= 1 MiB), and by more than the
+//    readings' own spread (a difference within it is not evidence);
 //  - a node pair is slow when its inter-node bandwidth is below the floor or more
 //    than X% below the median of the other pairs;
 //  - a node with at least two measured pairs, more than half of them slow, fails
@@ -41,6 +42,9 @@ struct ValidateData {
   std::vector<int> gpus;            // ranks per node
   std::vector<uint64_t> sizes;
   std::vector<std::vector<double>> intra;  // [node][size]; NaN when not measured
+  // [node][size] how far the worst of its timing blocks was from the best
+  // (0.05: 5%); empty or NaN when unknown.
+  std::vector<std::vector<double>> intra_spread;
   // [node][GPU slot] device-to-device copy GB/s at the largest size (bytes over
   // time); NaN when not measured.
   std::vector<std::vector<double>> copy;

@@ -123,14 +123,19 @@ double now_seconds() {
 // slow in every block.  Returns seconds per op (every member calls it).
 constexpr int kRepeats = 3;
 
+struct Timing {
+  double sec = 0;     // per op, the best block
+  double spread = 0;  // worst block over best, minus 1: how well the reading repeats
+};
+
 template <typename Issue>
-double time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int warmup, int iters,
+Timing time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int warmup, int iters,
                Issue&& issue) {
   const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   for (int i = 0; i < warmup; ++i) issue();
   wd.wait(one, what, "warm-up");
-  double best = 0;
+  double best = 0, worst = 0;
   for (int rep = 0; rep < kRepeats; ++rep) {
     oob_barrier(wd, one, what);
     const double t0 = now_seconds();
@@ -140,33 +145,40 @@ double time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int 
     std::vector<std::vector<double>> v{{local}};
     const double slowest = oob_allreduce(wd, one, v, ncclMax, what)[0][0];
     best = rep == 0 ? slowest : std::min(best, slowest);
+    worst = std::max(worst, slowest);
   }
-  return best;
+  return {best, best > 0 ? worst / best - 1 : 0};
 }
 
-double allreduce_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* buf,
-                       uint64_t bytes, int warmup, int iters) {
+// Bus bandwidth and the spread of its blocks.
+struct Reading {
+  double gbps = NAN;
+  double spread = NAN;
+};
+
+Reading allreduce_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* buf,
+                        uint64_t bytes, int warmup, int iters) {
   const std::span<const CommStream> one(&cs, 1);
   int n = 1;
   RINGSIDE_NCCL_CHECK(ncclCommCount(cs.comm, &n));
   const size_t count = bytes / sizeof(float);
-  const double sec = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
     RINGSIDE_NCCL_WATCH(wd, one, what,
                         ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, cs.comm, cs.stream));
   });
-  return static_cast<double>(count * sizeof(float)) / 1e9 / sec * (2.0 * (n - 1) / n);
+  return {static_cast<double>(count * sizeof(float)) / 1e9 / t.sec * (2.0 * (n - 1) / n), t.spread};
 }
 
 double sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* send,
                       void* recv, uint64_t bytes, int peer, int warmup, int iters) {
   const std::span<const CommStream> one(&cs, 1);
-  const double sec = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
     RINGSIDE_NCCL_CHECK(ncclGroupStart());
     RINGSIDE_NCCL_CHECK(ncclSend(send, bytes, ncclUint8, peer, cs.comm, cs.stream));
     RINGSIDE_NCCL_CHECK(ncclRecv(recv, bytes, ncclUint8, peer, cs.comm, cs.stream));
     RINGSIDE_NCCL_WATCH(wd, one, what, ncclGroupEnd());
   });
-  return static_cast<double>(bytes) / 1e9 / sec;
+  return static_cast<double>(bytes) / 1e9 / t.sec;
 }
 
 // One GPU's device-to-device copy of `bytes`: warm-up, then kRepeats blocks of
@@ -311,10 +323,11 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   const std::vector<Round> rounds =
       full ? all_pairs_rounds(static_cast<int>(nn)) : ring_rounds(static_cast<int>(nn));
 
-  // Measurement slots: [intra ns][global ns][round r: ns][device copy].
+  // Measurement slots: [intra ns][global ns][round r: ns][device copy][intra spread ns].
   const size_t global_base = ns, rounds_base = 2 * ns;
   const size_t copy_slot = rounds_base + rounds.size() * ns;
-  std::vector<double> mine(copy_slot + 1, NAN);
+  const size_t spread_base = copy_slot + 1;
+  std::vector<double> mine(spread_base + ns, NAN);
   const uint64_t copy_size = copy_bytes(d.sizes);
   const uint64_t max_size = copy_size;  // >= every size
   void* send = nullptr;
@@ -340,8 +353,8 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   };
 
   // 1. Intra-node all_reduce, every node at once; `out[s]` gets this rank's
-  //    reading per size (NaN on a node of one GPU).
-  auto intra_round = [&](double* out) {
+  //    reading per size and `spread[s]` its blocks' spread (NaN on a node of one GPU).
+  auto intra_round = [&](double* out, double* spread) {
     std::vector<int> members;
     for (int r = 0; r < nranks; ++r) {
       if (rank_node[static_cast<size_t>(r)] == my_node) members.push_back(r);
@@ -352,14 +365,16 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     const CommStream ncs{node, wcs.stream, wcs.device};
     if (d.gpus[static_cast<size_t>(my_node)] > 1) {
       for (size_t s = 0; s < ns; ++s) {
-        out[s] = allreduce_busbw(
+        const Reading rd = allreduce_busbw(
             wd, ncs, "intra-node all_reduce of " + std::to_string(d.sizes[s]) + " bytes", send,
             d.sizes[s], o.warmup, o.iters);
+        out[s] = rd.gbps;
+        spread[s] = rd.spread;
       }
     }
     wd.release(node);
   };
-  intra_round(mine.data());
+  intra_round(mine.data(), mine.data() + spread_base);
   // 1b. Each GPU's device-to-device copy.
   mine[copy_slot] = copy_round(true);
   // 2. Global all_reduce (full).
@@ -367,7 +382,8 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     for (size_t s = 0; s < ns; ++s) {
       mine[global_base + s] =
           allreduce_busbw(wd, wcs, "global all_reduce of " + std::to_string(d.sizes[s]) + " bytes",
-                          send, d.sizes[s], o.warmup, o.iters);
+                          send, d.sizes[s], o.warmup, o.iters)
+              .gbps;
     }
   }
   // 3. Node pairs, one round at a time; within a pair, one 2-rank comm per rail
@@ -432,6 +448,7 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   };
 
   d.intra.assign(nn, std::vector<double>(ns, NAN));
+  d.intra_spread.assign(nn, std::vector<double>(ns, NAN));
   d.copy.resize(nn);
   for (size_t n = 0; n < nn; ++n) d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
   d.health_fail.assign(nn, {});
@@ -443,6 +460,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       const double v = meas(r, s);
       if (!std::isnan(v))
         d.intra[n][s] = std::isnan(d.intra[n][s]) ? v : std::min(d.intra[n][s], v);
+      const double sp = meas(r, spread_base + s);
+      if (!std::isnan(sp))
+        d.intra_spread[n][s] =
+            std::isnan(d.intra_spread[n][s]) ? sp : std::max(d.intra_spread[n][s], sp);
     }
     const GpuHealth h = decode_health(all_health.data() + static_cast<size_t>(r) * kHealthBlock);
     for (const std::string& f : h.fail) d.health_fail[n].push_back(f);
@@ -482,8 +503,8 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   // 6. When a node's all_reduce looks slow, every node measures again (the
   //    comparison is relative) and each node's faster reading counts.
   if (!slow_intra(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
-    std::vector<double> again(ns, NAN);
-    intra_round(again.data());
+    std::vector<double> again(ns, NAN), again_spread(ns, NAN);
+    intra_round(again.data(), again_spread.data());
     std::vector<std::byte> b(ns * sizeof(double));
     std::memcpy(b.data(), again.data(), b.size());
     const std::vector<std::byte> all_again = oob_allgather(

@@ -162,14 +162,18 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   j["verdict"] = v.pass ? "pass" : "fail";
   nlohmann::json nodes = nlohmann::json::array();
   for (size_t n = 0; n < d.nodes.size(); ++n) {
-    nlohmann::json intra = nlohmann::json::array(), copy = nlohmann::json::array();
+    nlohmann::json intra = nlohmann::json::array(), copy = nlohmann::json::array(),
+                   spread = nlohmann::json::array();
     for (double x : d.intra[n]) intra.push_back(jnum(x));
+    if (n < d.intra_spread.size())
+      for (double x : d.intra_spread[n]) spread.push_back(jnum(x));
     if (n < d.copy.size())
       for (double x : d.copy[n]) copy.push_back(jnum(x));
     nodes.push_back({{"node", d.nodes[n]},
                      {"gpus", d.gpus[n]},
                      {"model", d.models[n]},
                      {"intra_node_all_reduce_busbw", intra},
+                     {"intra_node_all_reduce_spread", spread},
                      {"device_copy_gbps", copy},
                      {"status", v.nodes[n].pass ? "PASS" : "FAIL"},
                      {"reasons", v.nodes[n].reasons},

@@ -249,3 +249,34 @@ TEST(Evaluate, CopyBytesAreAtLeast64MiB) {
 
 }  // namespace
 }  // namespace ringside::bench
+
+namespace ringside::bench {
+namespace {
+
+// Two nodes whose all_reduce readings differ by 14%: evidence only when the
+// readings repeat better than that.
+TEST(Evaluate, AnAllReduceGapWithinTheReadingsSpreadIsNotEvidence) {
+  ValidateData d;
+  d.nodes = {"n1", "n2"};
+  d.models = {"GPU-X", "GPU-X"};
+  d.gpus = {4, 4};
+  d.sizes = {64ull << 20};
+  d.intra = {{0.51}, {0.44}};
+  d.health_fail.assign(2, {});
+  d.health_warn.assign(2, {});
+  d.intra_spread = {{0.20}, {0.25}};
+  EXPECT_TRUE(evaluate(d, nullptr, 10).pass);
+  EXPECT_TRUE(slow_intra(d, nullptr, 10).empty());
+  d.intra_spread = {{0.02}, {0.03}};
+  const Verdict v = evaluate(d, nullptr, 10);
+  EXPECT_FALSE(v.nodes[1].pass);
+  EXPECT_TRUE(v.nodes[0].pass);
+  EXPECT_EQ(slow_intra(d, nullptr, 10), std::vector<int>{1});
+  // A 4x slower node stands out of any plausible spread.
+  d.intra = {{0.51}, {0.12}};
+  d.intra_spread = {{0.3}, {0.3}};
+  EXPECT_FALSE(evaluate(d, nullptr, 10).nodes[1].pass);
+}
+
+}  // namespace
+}  // namespace ringside::bench
