@@ -9,7 +9,9 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -339,6 +341,42 @@ TEST_F(Slurm, SbatchTrainingScriptTracesAndAnalyzesTheJob) {
   ASSERT_FALSE(report.is_null()) << log;
   EXPECT_EQ(report.value("job", ""), job_id);
   EXPECT_EQ(report["ranks"], 8);
+  // The watch ran beside the step: a healthy job gives no event, and its gauges say
+  // the job is not hung.
+  const std::string out = dir + "/ringside-" + job_id;
+  EXPECT_TRUE(std::filesystem::exists(out + "/events.jsonl")) << read_file(out + "/watch.log");
+  EXPECT_EQ(read_file(out + "/events.jsonl"), "") << read_file(out + "/watch.log");
+  EXPECT_NE(read_file(out + "/ringside.prom").find("ringside_job_hung{job=\"" + job_id + "\"} 0"),
+            std::string::npos)
+      << read_file(out + "/ringside.prom");
+}
+
+// 3c) The same script on a job that hangs: the watch beside the step names the
+// hung rank while the job still runs, before the time limit kills it.
+TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangBeforeTheTimeLimit) {
+  need({"ringside", "train_example"});
+  std::string dir = fresh_dir("sbatch_train_hang");
+  std::string script = paths().source_dir + "/examples/slurm/train_traced.sbatch";
+  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
+                         " sbatch --wait --time=1 " + script + " --hang-rank 3 --hang-step 5",
+                     400);
+  expect_ok(r, "sbatch --wait");
+  EXPECT_NE(r.exit_code, 0) << "a job killed at its time limit fails\n" << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
+  const std::string out = dir + "/ringside-" + m[1].str();
+  const std::string events = read_file(out + "/events.jsonl");
+  std::vector<json> news;
+  std::istringstream lines(events);
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line, nullptr, false);
+    if (!e.is_discarded() && e.value("event", "") == "new") news.push_back(e);
+  }
+  ASSERT_FALSE(news.empty()) << "no live event\n" << read_file(out + "/watch.log");
+  EXPECT_EQ(news[0]["finding"]["kind"], "hang") << events;
+  EXPECT_EQ(news[0]["finding"]["subkind"], "missing_rank") << events;
+  EXPECT_EQ(news[0]["finding"]["ranks"], json::array({3})) << events;
+  EXPECT_NE(read_file(out + "/ringside.prom").find("ringside_job_hung{job="), std::string::npos);
 }
 
 // 5b) The validation script, with extra flags passed through sbatch: the job fails
