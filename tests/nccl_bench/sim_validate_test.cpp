@@ -24,9 +24,11 @@ class SimValidate : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  RunResult validate(const std::string& cluster, const std::string& args) {
+  RunResult validate(const std::string& cluster, const std::string& args, int ranks = 8,
+                     int nodes = 4) {
     return run_shell(sim_command(
-        8, 4, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
+        ranks, nodes,
+        "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
         std::string(TEST_DATA_DIR) + "/" + cluster));
   }
   nlohmann::json json() { return nlohmann::json::parse(read_file(dir_ + "/v.json")); }

@@ -33,6 +33,21 @@ std::string scenario(const std::string& name) {
   return paths().source_dir + "/tests/slurm/scenarios/" + name;
 }
 
+// Submits an example batch script from `dir` as users do: `sbatch --wait` returns
+// when the job ends, with its exit code.  `env` ("VAR=value ") goes before it,
+// with the sim cluster file `cluster`; `job_id` gets the id ("" if none printed).
+ShellResult sbatch_example(const std::string& dir, const std::string& env,
+                           const std::string& cluster, const std::string& script_and_args,
+                           int timeout_s, std::string& job_id) {
+  ShellResult r = sh("cd " + dir + " && " + env + "RINGSIM_CLUSTER=" + scenario(cluster) +
+                         " sbatch --wait " + script_and_args,
+                     timeout_s);
+  std::smatch m;
+  job_id =
+      std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)")) ? m[1].str() : "";
+  return r;
+}
+
 // `export NCCL_COMM_ID=...` for a job launched without MPI: rank 0 hosts the rendezvous.
 std::string comm_id_export() {
   return "export NCCL_COMM_ID=127.0.0.1:" + std::to_string(ringside::sim::find_free_port()) + "\n";
@@ -289,16 +304,11 @@ TEST_F(Slurm, SbatchExampleRunsBenchmarkAndAnalysis) {
   std::string dir = fresh_dir("sbatch");
   std::string script = paths().source_dir + "/examples/slurm/nccl_bench.sbatch";
   ASSERT_TRUE(std::filesystem::exists(script)) << script;
-  // --wait: sbatch returns when the job ends, with the job's exit code.
-  ShellResult r =
-      sh("cd " + dir + " && BENCH_MAX_BYTES=1M RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
-             " sbatch --wait " + script,
-         240);
+  std::string job_id;
+  ShellResult r = sbatch_example(dir, "BENCH_MAX_BYTES=1M ", "two_nodes.json", script, 240, job_id);
   expect_ok(r, "sbatch --wait");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
-  std::string job_id = m[1];
+  ASSERT_FALSE(job_id.empty()) << r.out;
 
   std::string log = read_file(dir + "/ringside-bench-" + job_id + ".out");
   ASSERT_FALSE(log.empty()) << "no job output in " << dir << ": "
@@ -325,14 +335,11 @@ TEST_F(Slurm, SbatchTrainingScriptTracesAndAnalyzesTheJob) {
   need({"ringside", "train_example"});
   std::string dir = fresh_dir("sbatch_train");
   std::string script = paths().source_dir + "/examples/slurm/train_traced.sbatch";
-  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
-                         " sbatch --wait " + script,
-                     240);
+  std::string job_id;
+  ShellResult r = sbatch_example(dir, "", "two_nodes.json", script, 240, job_id);
   expect_ok(r, "sbatch --wait");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
-  std::string job_id = m[1];
+  ASSERT_FALSE(job_id.empty()) << r.out;
   std::string log = read_file(dir + "/ringside-train-" + job_id + ".out");
   EXPECT_NE(log.find("train_example: done"), std::string::npos) << log;
   EXPECT_NE(log.find("ringside analyze: job " + job_id), std::string::npos) << log;
@@ -357,14 +364,14 @@ TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangBeforeTheTimeLimit) {
   need({"ringside", "train_example"});
   std::string dir = fresh_dir("sbatch_train_hang");
   std::string script = paths().source_dir + "/examples/slurm/train_traced.sbatch";
-  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("two_nodes.json") +
-                         " sbatch --wait --time=1 " + script + " --hang-rank 3 --hang-step 5",
-                     400);
+  std::string job_id;
+  ShellResult r =
+      sbatch_example(dir, "", "two_nodes.json",
+                     "--time=1 " + script + " --hang-rank 3 --hang-step 5", 400, job_id);
   expect_ok(r, "sbatch --wait");
   EXPECT_NE(r.exit_code, 0) << "a job killed at its time limit fails\n" << r.out << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
-  const std::string out = dir + "/ringside-" + m[1].str();
+  ASSERT_FALSE(job_id.empty()) << r.out;
+  const std::string out = dir + "/ringside-" + job_id;
   const std::string events = read_file(out + "/events.jsonl");
   std::vector<json> news;
   std::istringstream lines(events);
@@ -385,14 +392,12 @@ TEST_F(Slurm, SbatchValidateScriptFailsSlowNode) {
   need({"nccl_bench"});
   std::string dir = fresh_dir("sbatch_validate");
   std::string script = paths().source_dir + "/examples/slurm/validate_nodes.sbatch";
-  ShellResult r = sh("cd " + dir + " && RINGSIM_CLUSTER=" + scenario("slow_node2.json") +
-                         " sbatch --wait " + script + " --sizes 1M -n 5",
-                     240);
+  std::string job_id;
+  ShellResult r =
+      sbatch_example(dir, "", "slow_node2.json", script + " --sizes 1M -n 5", 240, job_id);
   expect_ok(r, "sbatch --wait");
   EXPECT_EQ(r.exit_code, 1) << "the job fails when a node fails\n" << r.out << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Submitted batch job ([0-9]+)"))) << r.out;
-  std::string job_id = m[1];
+  ASSERT_FALSE(job_id.empty()) << r.out;
   std::string log = read_file(dir + "/ringside-validate-" + job_id + ".out");
   EXPECT_TRUE(
       std::regex_search(log, std::regex(R"(scontrol update nodename=node2 state=drain reason=)")))
