@@ -35,20 +35,61 @@ bool notable(const trace::EventRecord& e) {
   }
 }
 
-// /links summed per (comm, peer, channel, direction) over all windows.
+// /links: every row validated, then summed over its flush windows.
 Status read_links(const trace::TraceReader& reader, int64_t world_size,
                   std::vector<trace::LinkRecord>& out) {
   auto rows = reader.links();
   if (!rows.ok()) return rows.status();
-  std::map<std::tuple<uint64_t, int32_t, int32_t, int32_t, uint8_t, uint8_t>, size_t> where;
-  // Each window's fastest step, per row of `out`: the row keeps the median window's,
-  // so one step timed wrong (a clock read delayed by preemption) does not set it.
-  std::vector<std::vector<std::pair<uint64_t, int64_t>>> bests;
   for (const trace::LinkRecord& l : rows.value()) {
     if (Status v = trace::validate_link(l, world_size); !v.ok())
       return Status::error(reader.path() + ": " + v.message());
+  }
+  out = sum_link_windows(rows.value());
+  return {};
+}
+
+// Reads the first `window` ops of the file and keeps the end times of completed collectives.
+Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
+                          std::vector<ClockSample>& out) {
+  // One read: every read costs a chunk decompression, and clock offsets are
+  // constant over a job, so the first ops suffice.
+  std::vector<trace::OpRecord> buf(window);
+  for (uint64_t first : {uint64_t{0}}) {
+    if (first >= count) break;
+    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf));
+    if (!got.ok()) return got.status();
+    for (size_t i = 0; i < got.value(); ++i) {
+      const auto& op = buf[i];
+      if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
+      if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
+      int64_t end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
+      if (end == trace::kUnknownTime) continue;
+      out.push_back({op.comm_id, op.seq, end});
+    }
+  }
+  return {};
+}
+
+// Stats rows carry trace-local times; tolerate producers that wrote raw
+// CLOCK_MONOTONIC by recognising values beyond the clock reference.
+int64_t stats_local(int64_t t, int64_t clock_monotonic) {
+  if (clock_monotonic > 0 && t >= clock_monotonic) return t - clock_monotonic;
+  return t;
+}
+
+}  // namespace
+
+std::vector<trace::LinkRecord> sum_link_windows(std::span<const trace::LinkRecord> rows) {
+  std::vector<trace::LinkRecord> out;
+  std::map<std::tuple<uint64_t, int32_t, int32_t, int32_t, uint8_t, uint8_t, uint8_t>, size_t>
+      where;
+  // Each window's fastest step, per row of `out`: the row keeps the median window's,
+  // so one step timed wrong (a clock read delayed by preemption) does not set it.
+  std::vector<std::vector<std::pair<uint64_t, int64_t>>> bests;
+  for (const trace::LinkRecord& l : rows) {
     auto [it, fresh] = where.emplace(
-        std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send), out.size());
+        std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send, l.source),
+        out.size());
     if (fresh) bests.emplace_back();
     if (trace::best_step_candidate(l.best_step_bytes, l.best_step_ns))
       bests[it->second].emplace_back(l.best_step_bytes, l.best_step_ns);
@@ -84,39 +125,8 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
     out[i].best_step_bytes = mid->first;
     out[i].best_step_ns = mid->second;
   }
-  return {};
+  return out;
 }
-
-// Reads the first `window` ops of the file and keeps the end times of completed collectives.
-Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
-                          std::vector<ClockSample>& out) {
-  // One read: every read costs a chunk decompression, and clock offsets are
-  // constant over a job, so the first ops suffice.
-  std::vector<trace::OpRecord> buf(window);
-  for (uint64_t first : {uint64_t{0}}) {
-    if (first >= count) break;
-    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf));
-    if (!got.ok()) return got.status();
-    for (size_t i = 0; i < got.value(); ++i) {
-      const auto& op = buf[i];
-      if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
-      if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
-      int64_t end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
-      if (end == trace::kUnknownTime) continue;
-      out.push_back({op.comm_id, op.seq, end});
-    }
-  }
-  return {};
-}
-
-// Stats rows carry trace-local times; tolerate producers that wrote raw
-// CLOCK_MONOTONIC by recognising values beyond the clock reference.
-int64_t stats_local(int64_t t, int64_t clock_monotonic) {
-  if (clock_monotonic > 0 && t >= clock_monotonic) return t - clock_monotonic;
-  return t;
-}
-
-}  // namespace
 
 std::string CommInfo::id_hex() const {
   return hex_id(id);

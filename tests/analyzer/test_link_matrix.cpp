@@ -137,6 +137,35 @@ TEST(LinkMatrix, APeerWithoutATraceHasNoNodeAndItsLinksAreLeftOut) {
   }
 }
 
+// One file's rows over three flush windows: network proxy rows and kernel channel
+// rows of the same peer, channel and direction are summed apart.
+TEST(LinkMatrix, FlushWindowsAreSummedPerSourceAndTheMedianBestStepIsKept) {
+  std::vector<trace::LinkRecord> rows;
+  for (int64_t w = 1; w <= 3; ++w) {
+    trace::LinkRecord proxy = row(0xA, 3, 4, true, 0, 1'000'000, 2'000'000);
+    proxy.t_ns = w;
+    proxy.best_step_bytes = 512 << 10;
+    proxy.best_step_ns = 100'000 * w;  // 100, 200, 300 us: the median is 200 us
+    trace::LinkRecord kernel = row(0xA, 3, 4, true, 0, 1'000'000, 3'000'000);
+    kernel.t_ns = w;
+    kernel.source = 1;
+    kernel.steps = 0;
+    rows.push_back(proxy);
+    rows.push_back(kernel);
+  }
+  const auto sums = sum_link_windows(rows);
+  ASSERT_EQ(sums.size(), 2u);
+  for (const trace::LinkRecord& l : sums) {
+    EXPECT_EQ(l.bytes, 3'000'000u) << "source " << int{l.source};
+    EXPECT_EQ(l.ops, 30u);
+    EXPECT_EQ(l.t_ns, 3);
+    EXPECT_EQ(l.net_ns, l.source == 0 ? 6'000'000 : 9'000'000);
+  }
+  const trace::LinkRecord& proxy = sums[0].source == 0 ? sums[0] : sums[1];
+  EXPECT_EQ(proxy.best_step_ns, 200'000);
+  EXPECT_EQ(proxy.steps, 60u);
+}
+
 TEST(LinkMatrix, NoRowsMeansNotObserved) {
   const LinkMatrix m = build_link_matrix(two_comm_set());
   EXPECT_FALSE(m.observed());
