@@ -135,11 +135,15 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
       const int64_t src = l.is_send ? ri.rank : peer;
       const int64_t dst = l.is_send ? peer : ri.rank;
       Sums& s = sums[{it->second, src, dst}];
+      if (!l.is_send && !kernel) {
+        s.recv_active += l.active_ns;
+        s.recv_net += l.net_ns;
+        continue;
+      }
       auto& ch = s.channel[l.channel];
-      // A kernel channel also holds the wait for its peer, on whichever side came
-      // first: either side's fastest channel is what the path itself can do.
-      if ((l.is_send || kernel) &&
-          trace::faster_step(l.best_step_bytes, l.best_step_ns, ch.best_bytes, ch.best_ns)) {
+      // The fastest step: a network sender's, or either side's kernel channel (which
+      // also holds the wait for its peer, on whichever side came first).
+      if (trace::faster_step(l.best_step_bytes, l.best_step_ns, ch.best_bytes, ch.best_ns)) {
         ch.best_bytes = l.best_step_bytes;
         ch.best_ns = l.best_step_ns;
       }
@@ -153,9 +157,6 @@ LinkMatrix build_link_matrix(const TraceSet& set) {
           s.peer_wait += l.peer_wait_ns;
           s.gpu_wait += l.gpu_wait_ns;
         }
-      } else if (!kernel) {
-        s.recv_active += l.active_ns;
-        s.recv_net += l.net_ns;
       }
     }
   }
