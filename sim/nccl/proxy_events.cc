@@ -27,6 +27,13 @@ int64_t clock_ns() {
       .count();
 }
 
+// Time `bytes` take on the link from this rank to `peer`: latency + bytes / bandwidth
+// (slow_nic and slow_pair applied).
+double link_seconds(const Comm& comm, int peer, uint64_t bytes) {
+  const Link l = cluster().link(comm.endpoint(comm.rank), comm.endpoint(peer));
+  return l.latency_us * 1e-6 + static_cast<double>(bytes) / (l.bandwidth_gbps * 1e9);
+}
+
 uint64_t step_bytes(uint64_t bytes, int n_steps, int k) {
   const uint64_t per = bytes / static_cast<uint64_t>(n_steps);
   return k + 1 < n_steps ? per : bytes - per * static_cast<uint64_t>(n_steps - 1);
@@ -48,11 +55,9 @@ std::vector<ProxyEvents::PeerTask> ProxyEvents::peer_tasks(const Comm& comm, con
     case Func::kRecv:
       add(op.root, false);
       break;
-    case Func::kAlltoAll:
-      for (int p = 0; p < n; ++p) {
-        add(p, true);
-        add(p, false);
-      }
+    case Func::kAlltoAll:  // each rank starts with its next peer, as NCCL's p2p schedule
+      for (int k = 1; k < n; ++k) add((r + k) % n, true);
+      for (int k = 1; k < n; ++k) add((r + n - k) % n, false);
       break;
     case Func::kGather:
       if (r != op.root) add(op.root, true);
@@ -90,12 +95,11 @@ std::vector<ProxyEvents::Transfer> ProxyEvents::transfers(const Comm& comm, cons
     if (peer < 0 || peer >= n || peer == r || bytes == 0) return;
     if (comm.node_names[static_cast<size_t>(peer)] == comm.node_names[static_cast<size_t>(r)])
       return;  // intra-node: P2P/SHM transports, no proxy ops
-    const Link l = cluster().link(comm.endpoint(r), comm.endpoint(peer));
     Transfer t;
     t.peer = peer;
     t.is_send = is_send;
     t.bytes = bytes;
-    t.link_s = l.latency_us * 1e-6 + static_cast<double>(bytes) / (l.bandwidth_gbps * 1e9);
+    t.link_s = link_seconds(comm, peer, bytes);
     t.coupled = coupled;
     t.op = op_index;
     out.push_back(t);
@@ -122,31 +126,8 @@ std::vector<ProxyEvents::Transfer> ProxyEvents::transfers(const Comm& comm, cons
       if (r != op.root) add(next, true, elems, true);
       if (prev != op.root) add(prev, false, elems, true);
       break;
-    case Func::kAlltoAll:
-      for (int k = 1; k < n; ++k) add((r + k) % n, true, elems, false);
-      for (int k = 1; k < n; ++k) add((r + n - k) % n, false, elems, false);
-      break;
-    case Func::kGather:
-      if (r == op.root) {
-        for (int p = 0; p < n; ++p) add(p, false, elems, false);
-      } else {
-        add(op.root, true, elems, false);
-      }
-      break;
-    case Func::kScatter:
-      if (r == op.root) {
-        for (int p = 0; p < n; ++p) add(p, true, elems, false);
-      } else {
-        add(op.root, false, elems, false);
-      }
-      break;
-    case Func::kSend:
-      add(op.root, true, elems, false);
-      break;
-    case Func::kRecv:
-      add(op.root, false, elems, false);
-      break;
-    case Func::kControl:
+    default:  // send/recv, and the collectives NCCL runs as send/recv tasks
+      for (const PeerTask& t : peer_tasks(comm, op)) add(t.peer, t.is_send, elems, false);
       break;
   }
   return out;
@@ -206,10 +187,7 @@ ProxyEvents::ProxyEvents(Comm& comm, const std::vector<const OpDesc*>& ops) : co
       }
       tasks_.push_back({i, t.peer, t.is_send, th});
       if (profiler::wants(kKernelCh)) {
-        const Link l = cluster().link(comm.endpoint(comm.rank), comm.endpoint(t.peer));
-        const double link_s = l.latency_us * 1e-6 + static_cast<double>(op.count * op.type_size()) /
-                                                        (l.bandwidth_gbps * 1e9);
-        kernels_.push_back({th, 0, link_s, nullptr});
+        kernels_.push_back({th, 0, link_seconds(comm, t.peer, op.count * op.type_size()), nullptr});
       }
     }
     for (const Transfer& t : transfers(comm, op, static_cast<int>(i))) transfers_.push_back(t);
