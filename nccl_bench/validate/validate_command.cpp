@@ -203,6 +203,25 @@ double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, vo
   return static_cast<double>(bytes) / 1e9 / best;
 }
 
+// Every rank's `values` (equal lengths), rank after rank, on every rank.
+std::vector<double> gather_doubles(Watchdog& wd, World& world, const std::vector<double>& values,
+                                   std::string_view what) {
+  std::vector<std::byte> block(values.size() * sizeof(double));
+  std::memcpy(block.data(), values.data(), block.size());
+  const std::vector<std::byte> all = oob_allgather(wd, world.comm_streams(), {block}, what);
+  std::vector<double> out(all.size() / sizeof(double));
+  std::memcpy(out.data(), all.data(), out.size() * sizeof(double));
+  return out;
+}
+
+// Folds reading `x` into `cell`, keeping the lower (or higher) one; NaN is no reading.
+void keep_lower(double& cell, double x) {
+  if (!std::isnan(x)) cell = std::isnan(cell) ? x : std::min(cell, x);
+}
+void keep_higher(double& cell, double x) {
+  if (!std::isnan(x)) cell = std::isnan(cell) ? x : std::max(cell, x);
+}
+
 // Splits the world communicator (every rank calls it); the new communicator,
 // if this rank has a colour, is registered with the watchdog as `name` with
 // `members` (world ranks in its rank order).  The split blocks until every
@@ -433,18 +452,12 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       health_session.finish("GPU " + std::to_string(wcs.device) + " (" + my_info.bus_id + ")");
 
   // 5. Everyone gets everything and evaluates the same way.
-  std::vector<std::byte> block(mine.size() * sizeof(double));
-  std::memcpy(block.data(), mine.data(), block.size());
-  const std::vector<std::byte> all_meas =
-      oob_allgather(wd, world.comm_streams(), {block}, "gathering the measurements");
+  const std::vector<double> all_meas =
+      gather_doubles(wd, world, mine, "gathering the measurements");
   const std::vector<std::byte> all_health = oob_allgather(
       wd, world.comm_streams(), {encode_health(health)}, "gathering the health checks");
   auto meas = [&](int rank, size_t slot) {
-    double v;
-    std::memcpy(&v,
-                all_meas.data() + (static_cast<size_t>(rank) * mine.size() + slot) * sizeof(double),
-                sizeof v);
-    return v;
+    return all_meas[static_cast<size_t>(rank) * mine.size() + slot];
   };
 
   d.intra.assign(nn, std::vector<double>(ns, NAN));
@@ -456,14 +469,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   for (int r = 0; r < nranks; ++r) {
     const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
     d.copy[n][static_cast<size_t>(rank_slot[static_cast<size_t>(r)])] = meas(r, copy_slot);
+    // A node's reading is its slowest member's, its spread the widest.
     for (size_t s = 0; s < ns; ++s) {
-      const double v = meas(r, s);
-      if (!std::isnan(v))
-        d.intra[n][s] = std::isnan(d.intra[n][s]) ? v : std::min(d.intra[n][s], v);
-      const double sp = meas(r, spread_base + s);
-      if (!std::isnan(sp))
-        d.intra_spread[n][s] =
-            std::isnan(d.intra_spread[n][s]) ? sp : std::max(d.intra_spread[n][s], sp);
+      keep_lower(d.intra[n][s], meas(r, s));
+      keep_higher(d.intra_spread[n][s], meas(r, spread_base + s));
     }
     const GpuHealth h = decode_health(all_health.data() + static_cast<size_t>(r) * kHealthBlock);
     for (const std::string& f : h.fail) d.health_fail[n].push_back(f);
@@ -485,16 +494,11 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
         const int n = rank_node[static_cast<size_t>(rank)];
         const int slot = rank_slot[static_cast<size_t>(rank)];
         if ((n != np.first && n != np.second) || slot >= rails) continue;
-        for (size_t s = 0; s < ns; ++s) {
-          const double v = meas(rank, rounds_base + r * ns + s);
-          double& cell = pr.rails[s][static_cast<size_t>(slot)];
-          if (!std::isnan(v)) cell = std::isnan(cell) ? v : std::min(cell, v);
-        }
+        for (size_t s = 0; s < ns; ++s)
+          keep_lower(pr.rails[s][static_cast<size_t>(slot)], meas(rank, rounds_base + r * ns + s));
       }
       for (size_t s = 0; s < ns; ++s) {
-        for (double v : pr.rails[s]) {
-          if (!std::isnan(v)) pr.busbw[s] = std::isnan(pr.busbw[s]) ? v : std::max(pr.busbw[s], v);
-        }
+        for (double v : pr.rails[s]) keep_higher(pr.busbw[s], v);
       }
       d.pairs.push_back(std::move(pr));
     }
@@ -505,26 +509,17 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   if (!slow_intra(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
     std::vector<double> again(ns, NAN), again_spread(ns, NAN);
     intra_round(again.data(), again_spread.data());
-    std::vector<std::byte> b(ns * sizeof(double));
-    std::memcpy(b.data(), again.data(), b.size());
-    const std::vector<std::byte> all_again = oob_allgather(
-        wd, world.comm_streams(), {b}, "gathering the intra-node all_reduce measured again");
+    const std::vector<double> all_again =
+        gather_doubles(wd, world, again, "gathering the intra-node all_reduce measured again");
     std::vector<std::vector<double>> fresh(nn, std::vector<double>(ns, NAN));
     for (int r = 0; r < nranks; ++r) {
       const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
-      for (size_t s = 0; s < ns; ++s) {
-        double x;
-        std::memcpy(&x, all_again.data() + (static_cast<size_t>(r) * ns + s) * sizeof x, sizeof x);
-        // A node's reading is its slowest member's, as in the first pass.
-        if (!std::isnan(x)) fresh[n][s] = std::isnan(fresh[n][s]) ? x : std::min(fresh[n][s], x);
-      }
+      // A node's reading is its slowest member's, as in the first pass.
+      for (size_t s = 0; s < ns; ++s)
+        keep_lower(fresh[n][s], all_again[static_cast<size_t>(r) * ns + s]);
     }
     for (size_t n = 0; n < nn; ++n) {
-      for (size_t s = 0; s < ns; ++s) {
-        if (!std::isnan(fresh[n][s]))
-          d.intra[n][s] =
-              std::isnan(d.intra[n][s]) ? fresh[n][s] : std::max(d.intra[n][s], fresh[n][s]);
-      }
+      for (size_t s = 0; s < ns; ++s) keep_higher(d.intra[n][s], fresh[n][s]);
     }
   }
   // 7. A GPU whose copy looks slow is measured again (alone, as before); the
@@ -534,17 +529,12 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   if (!suspects.empty()) {
     const bool me_suspect = std::find(suspects.begin(), suspects.end(),
                                       std::make_pair(my_node, my_slot)) != suspects.end();
-    const double again = copy_round(me_suspect);
-    std::vector<std::byte> b(sizeof(double));
-    std::memcpy(b.data(), &again, sizeof again);
-    const std::vector<std::byte> all_again =
-        oob_allgather(wd, world.comm_streams(), {b}, "gathering the device copies measured again");
+    const std::vector<double> all_again = gather_doubles(
+        wd, world, {copy_round(me_suspect)}, "gathering the device copies measured again");
     for (int r = 0; r < nranks; ++r) {
-      double x;
-      std::memcpy(&x, all_again.data() + static_cast<size_t>(r) * sizeof x, sizeof x);
-      double& cell = d.copy[static_cast<size_t>(rank_node[static_cast<size_t>(r)])]
-                           [static_cast<size_t>(rank_slot[static_cast<size_t>(r)])];
-      if (!std::isnan(x)) cell = std::isnan(cell) ? x : std::max(cell, x);
+      keep_higher(d.copy[static_cast<size_t>(rank_node[static_cast<size_t>(r)])]
+                        [static_cast<size_t>(rank_slot[static_cast<size_t>(r)])],
+                  all_again[static_cast<size_t>(r)]);
     }
   }
   RINGSIDE_CUDA_CHECK(cudaFree(send));
