@@ -10,16 +10,15 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <thread>
 #include <vector>
 
 #include "report/format.h"
-#include "watch/finding_debounce.h"
 #include "report/output_file.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
 #include "ringside/count_text.h"
+#include "watch/finding_debounce.h"
 
 namespace ringside::analysis::watch {
 namespace {

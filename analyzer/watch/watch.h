@@ -2,9 +2,9 @@
 // findings while the job runs.  Each poll re-analyzes what the probes have
 // flushed so far (SWMR reads) and compares the findings with the previous
 // polls' (finding_debounce.h): new ones are printed, written as events and
-// handed to the --on-finding command; cleared ones are written as events.  The watch ends
-// when every rank's trace is closed or after --until, with the same final
-// report as `ringside analyze`.
+// handed to the --on-finding command; cleared ones are written as events.  The
+// watch ends when every rank's trace is closed or after --until, with the same
+// final report as `ringside analyze`.
 #pragma once
 
 #include <ostream>
