@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,7 +124,8 @@ Status select_step(const std::string& dir, const std::map<std::string, size_t>& 
 }  // namespace
 
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
-                                       const std::optional<std::string>& step) {
+                                       const std::optional<std::string>& step,
+                                       TraceDirCache* cache) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return Status::error(dir + ": no such directory");
   if (!fs::is_directory(dir, ec)) {
@@ -179,6 +181,17 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
   std::vector<Opened> opened;
   std::vector<std::string> version_errors;
   for (const std::string& path : candidates) {
+    struct stat st {};
+    const bool known = cache != nullptr && stat(path.c_str(), &st) == 0;
+    if (known) {
+      auto seen = cache->files.find(path);
+      if (seen != cache->files.end() && seen->second.dev == st.st_dev &&
+          seen->second.ino == st.st_ino) {
+        const TraceDirCache::Entry& e = seen->second;
+        opened.push_back({path, e.job, e.step, e.rank, e.world_size});
+        continue;
+      }
+    }
     if (std::string why = check_metadata_in_child(path); !why.empty()) {
       listing.bad_files.push_back(why);
       continue;
@@ -196,6 +209,14 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
     }
     const TraceMeta& meta = reader.value()->meta();
     opened.push_back({path, meta.job_id, meta.step_id, meta.rank, meta.world_size});
+    if (known) {
+      cache->files[path] = {static_cast<uint64_t>(st.st_dev),
+                            static_cast<uint64_t>(st.st_ino),
+                            meta.job_id,
+                            meta.step_id,
+                            meta.rank,
+                            meta.world_size};
+    }
   }
   if (!version_errors.empty() && opened.empty()) {
     return Status::error(

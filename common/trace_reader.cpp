@@ -190,12 +190,15 @@ Result<size_t> TraceReader::read_ops(uint64_t first, std::span<OpRecord> out) co
   return n;
 }
 
-Status TraceReader::for_each_op_batch(
-    size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn) const {
-  if (batch == 0) batch = 1;
-  std::vector<OpRecord> buf(batch);
+Status TraceReader::for_each_op_batch(size_t batch,
+                                      const std::function<bool(std::span<const OpRecord>)>& fn,
+                                      uint64_t from) const {
   const uint64_t total = op_count();
-  for (uint64_t first = 0; first < total; first += batch) {
+  if (from >= total) return {};
+  // No larger than what there is to read: zeroing a buffer costs as much as filling it.
+  batch = static_cast<size_t>(std::clamp<uint64_t>(batch, 1, total - from));
+  std::vector<OpRecord> buf(batch);
+  for (uint64_t first = from; first < total; first += batch) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(batch, total - first));
     auto got = read_ops(first, std::span<OpRecord>(buf.data(), n));
     if (!got.ok()) return got.status();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,10 +34,10 @@ class TraceReader {
   uint64_t op_count() const;
   // Reads up to out.size() ops starting at `first`; returns how many were read.
   Result<size_t> read_ops(uint64_t first, std::span<OpRecord> out) const;
-  // Calls `fn` on consecutive batches of at most `batch` ops; stops early and
-  // returns the error if a read fails, or if fn returns false (then ok).
-  Status for_each_op_batch(size_t batch,
-                           const std::function<bool(std::span<const OpRecord>)>& fn) const;
+  // Calls `fn` on consecutive batches of at most `batch` ops from row `from` on;
+  // stops early and returns the error if a read fails, or if fn returns false (then ok).
+  Status for_each_op_batch(size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn,
+                           uint64_t from = 0) const;
 
   // Small tables, read whole.
   Result<std::vector<SampleRecord>> samples() const;
@@ -70,6 +71,19 @@ struct TraceDirListing {
   std::vector<std::string> bad_files;  // "path: reason" for files that could not be opened
 };
 
+// Headers already read, by path, for a caller that lists one directory again
+// and again (`ringside watch`): a file's metadata is written once, before any
+// op, so a file that is still the same one (device and inode) is not opened
+// again to list it.
+struct TraceDirCache {
+  struct Entry {
+    uint64_t dev = 0, ino = 0;
+    std::string job, step;
+    int64_t rank = -1, world_size = 0;
+  };
+  std::map<std::string, Entry> files;
+};
+
 // What `--step` takes to select the files that have no step id (written
 // outside a Slurm job step, or before step ids were recorded).
 inline constexpr const char* kNoStep = "none";
@@ -80,6 +94,7 @@ inline constexpr const char* kNoStep = "none";
 // steps), a `step` that has no files, schema versions it cannot read.
 // Unreadable single files go to bad_files.  `step`: a step id, or kNoStep.
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
-                                       const std::optional<std::string>& step = std::nullopt);
+                                       const std::optional<std::string>& step = std::nullopt,
+                                       TraceDirCache* cache = nullptr);
 
 }  // namespace ringside::trace
