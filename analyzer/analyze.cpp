@@ -39,6 +39,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   Progress progress = options.progress ? Progress::for_stderr() : Progress(false);
   LoadOptions load;
   load.step = options.step;
+  load.window_ops = options.window_ops;
+  load.window_cache = options.window_cache;
+  load.dir_cache = options.dir_cache;
   auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
@@ -198,6 +201,11 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   for (const auto& ri : set.ranks) {
     traced += ri.has_file;
     closed += ri.has_file && ri.shutdown;
+  }
+  if (set.window.active()) {
+    report.extra["window"] = {{"ops_per_rank", set.window.ops_per_rank},
+                              {"start_s", ctx.job_start_ns / 1e9},
+                              {"end_s", ctx.job_end_ns / 1e9}};
   }
   report.extra["ranks_traced"] = traced;
   report.extra["ranks_closed"] = closed;

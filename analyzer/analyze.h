@@ -24,6 +24,14 @@ struct AnalyzeOptions {
   // Slurm job step to analyze when the directory holds several (trace::kNoStep:
   // the files without a step id); unset: the directory must hold one step.
   std::optional<std::string> step;
+  // Analyze only each rank's last this many ops, cut so that every member of an
+  // op has it (load/op_window.h); 0: the whole job.
+  uint64_t window_ops = 0;
+  // Kept between calls on one directory (`ringside watch`): rows before a window
+  // are scanned once.
+  OpWindowCache* window_cache = nullptr;
+  // Likewise: trace file headers already read (trace_reader.h).
+  trace::TraceDirCache* dir_cache = nullptr;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.

@@ -10,6 +10,19 @@
 
 namespace ringside::analysis::cli {
 
+CLI::Validator window_ops_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t n = 0;
+        if (!CLI::detail::lexical_cast(text, n)) return "not a number of ops: " + text;
+        if (n != 0 && (n < kMinWindowOps || n > (uint64_t{1} << 40)))
+          return "must be 0 (the whole job) or between " + std::to_string(kMinWindowOps) +
+                 " and 2^40 ops per rank: " + text;
+        return "";
+      },
+      "0 or >=" + std::to_string(kMinWindowOps));
+}
+
 void add_analyze_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string dir;
@@ -38,6 +51,11 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-progress", args->no_progress, "never draw the progress bar");
   cmd->add_option("--max-findings", args->max_findings, "findings shown in the summary")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--window-ops", args->options.window_ops,
+                  "analyze only each rank's last N ops, cut where every member of an op has it "
+                  "(0: the whole job)")
+      ->check(window_ops_check())
+      ->capture_default_str();
   Thresholds& th = args->options.thresholds;
   cmd->add_option("--min-cost", th.min_cost_fraction,
                   "smallest slowdown reported, as a fraction of the job time")

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <stdexcept>
 
 namespace ringside::analysis::cli {
@@ -11,6 +12,11 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// --window-ops N: 0 (the whole job) or at least kMinWindowOps (fewer ops per
+// rank leave the tests too few ops to tell noise from a fault).
+inline constexpr uint64_t kMinWindowOps = 500;
+CLI::Validator window_ops_check();
 
 void add_analyze_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);

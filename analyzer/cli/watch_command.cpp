@@ -38,6 +38,11 @@ void add_watch_command(CLI::App& app, int& exit_code) {
       cmd->add_option("--step", *step,
                       "follow only the traces of this Slurm job step (SLURM_STEP_ID) when the "
                       "directory holds several; 'none': the files without a step id");
+  cmd->add_option("--window-ops", o->analyze.window_ops,
+                  "each poll analyzes each rank's last N ops (what a poll reads and holds does "
+                  "not grow with the job); 0: the whole job at every poll")
+      ->check(window_ops_check())
+      ->capture_default_str();
   cmd->add_option("--hang-wait", o->analyze.thresholds.hang_min_wait_s,
                   "seconds an op must be outstanding to be a hang")
       ->check(CLI::Range(0.0, 1e9))

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_validate.h"
@@ -48,24 +49,40 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
   return {};
 }
 
-// Reads the first `window` ops of the file and keeps the end times of completed collectives.
-Status read_clock_samples(const trace::TraceReader& reader, uint64_t count, size_t window,
-                          std::vector<ClockSample>& out) {
-  // One read: every read costs a chunk decompression, and clock offsets are
-  // constant over a job, so the first ops suffice.
-  std::vector<trace::OpRecord> buf(window);
-  for (uint64_t first : {uint64_t{0}}) {
-    if (first >= count) break;
-    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf));
+// Reads the ops a window of the file begins with (the whole file's first
+// `clock_ops` without one) and keeps the end times of completed collectives
+// among its first `clock_ops`; with a window, notes where each communicator and
+// channel begins in it.  `me_in`: the rank's comm rank by comm id.
+Status read_window_start(const trace::TraceReader& reader, const RankInfo& ri, size_t clock_ops,
+                         bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
+                         std::vector<ClockSample>& clock, WindowFirsts& firsts) {
+  // Clock offsets are constant over a job, so its first ops (the window's) suffice;
+  // every read costs a chunk decompression, so one read unless the window needs more.
+  const uint64_t end =
+      window ? ri.op_count : std::min<uint64_t>(ri.op_count, ri.first_row + clock_ops);
+  if (ri.first_row >= end) return {};
+  const uint64_t batch = window ? std::max<uint64_t>(clock_ops, 8192) : clock_ops;
+  std::vector<trace::OpRecord> buf(
+      static_cast<size_t>(std::clamp<uint64_t>(batch, 1, end - ri.first_row)));
+  for (uint64_t first = ri.first_row; first < end;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - first));
+    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf.data(), n));
     if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
     for (size_t i = 0; i < got.value(); ++i) {
       const auto& op = buf[i];
+      if (window) {
+        auto it = me_in.find(op.comm_id);
+        firsts.note(op, it == me_in.end() ? -1 : it->second);
+      }
+      if (first + i >= ri.first_row + clock_ops) continue;
       if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
       if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
-      int64_t end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
-      if (end == trace::kUnknownTime) continue;
-      out.push_back({op.comm_id, op.seq, end});
+      int64_t t_end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
+      if (t_end == trace::kUnknownTime) continue;
+      clock.push_back({op.comm_id, op.seq, t_end});
     }
+    first += got.value();
   }
   return {};
 }
@@ -171,7 +188,7 @@ bool exclude_unreadable_ranks(TraceSet& set) {
 
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress) {
-  auto listing = trace::list_trace_dir(dir, options.step);
+  auto listing = trace::list_trace_dir(dir, options.step, options.dir_cache);
   if (!listing.ok()) return listing.status();
   TraceSet set;
   set.dir = dir;
@@ -196,6 +213,8 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
   std::vector<Conflict> conflicts;
   std::map<std::string, int> node_index;
   int64_t base = std::numeric_limits<int64_t>::max();
+  const bool window = options.window_ops > 0;
+  std::vector<WindowFirsts> firsts(set.ranks.size());
   size_t done = 0;
   for (const auto& entry : listing->files) {
     progress.update("reading metadata", ++done, listing->files.size());
@@ -252,6 +271,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
                              ": not used, analyzed as missing)");
     };
     ri.op_count = reader.op_count();
+    ri.first_row = window_first_row(ri.op_count, options.window_ops);
     {
       for (const auto& rec : comm_rows.value()) {
         CommInfo& ci = comms[rec.comm_id];
@@ -332,10 +352,19 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
       fail(smp.status());
     }
     if (Status s = read_links(reader, set.world_size, ri.links); !s.ok()) fail(s);
-    if (Status s =
-            read_clock_samples(reader, ri.op_count, options.clock_sample_window, ri.clock_samples);
+    std::unordered_map<uint64_t, int32_t> me_in;
+    for (const auto& rec : comm_rows.value()) me_in[rec.comm_id] = rec.rank;
+    WindowFirsts& wf = firsts[static_cast<size_t>(entry.rank)];
+    if (Status s = read_window_start(reader, ri, options.clock_sample_window, window, me_in,
+                                     ri.clock_samples, wf);
         !s.ok()) {
       fail(s);
+    }
+    if (window) {
+      for (const auto& op : ri.pending) {
+        auto me = me_in.find(op.comm_id);
+        wf.note(op, me == me_in.end() ? -1 : me->second);
+      }
     }
   }
   progress.finish();
@@ -389,6 +418,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     ci.label = buf;
   }
+  build_op_window(set, options.window_ops, firsts, options.window_cache);
   return set;
 }
 

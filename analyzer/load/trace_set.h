@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "load/gpu_summary.h"
+#include "load/op_window.h"
 #include "progress.h"
 #include "ringside/status.h"
+#include "ringside/trace_reader.h"
 #include "ringside/trace_schema.h"
 
 namespace ringside::analysis {
@@ -42,6 +44,7 @@ struct RankInfo {
   int64_t offset_ns = 0;  // estimated clock error of its node (clock alignment)
   int64_t clock_monotonic_ns = 0;
   uint64_t op_count = 0;
+  uint64_t first_row = 0;  // of /ops, where a window (load/op_window.h) begins
   uint64_t ops_dropped = 0;
   std::vector<trace::OpRecord> pending;    // the last /pending snapshot
   std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
@@ -100,6 +103,7 @@ struct TraceSet {
   std::vector<BadRank> bad_ranks;
   int64_t base_realtime_ns = 0;
   bool simulated = false;
+  OpWindow window;  // inactive: every op is analyzed
 
   const CommInfo* comm(uint64_t id) const {
     auto it = comm_index.find(id);
@@ -112,10 +116,14 @@ struct TraceSet {
 struct LoadOptions {
   size_t clock_sample_window = 512;  // ops read at the start of each file for clock alignment
   std::optional<std::string> step;   // see AnalyzeOptions::step
+  uint64_t window_ops = 0;           // see AnalyzeOptions::window_ops
+  OpWindowCache* window_cache = nullptr;
+  trace::TraceDirCache* dir_cache = nullptr;  // see AnalyzeOptions::dir_cache
 };
 
 // Opens every rank file once: metadata, comm tables, events, stats, pending
-// snapshot, GPU sample summary and clock samples.  Errors: what
+// snapshot, GPU sample summary and clock samples; with a window, its rows, to
+// cut it (load/op_window.h).  Errors: what
 // list_trace_dir rejects (not a directory, mixed jobs, unreadable schema).
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress);

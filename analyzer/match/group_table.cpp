@@ -61,12 +61,14 @@ const RankCommProgress* RankProgress::find(int comm) const {
 
 GroupTable::GroupTable(const TraceSet& set) : set_(set) {
   comms_.resize(set.comms.size());
+  for (const CommInfo& c : set.comms)
+    comms_[static_cast<size_t>(c.index)].first_seq = set.window.first_seq_of(c.id);
   progress_.resize(set.ranks.size());
 }
 
 const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
-  const auto& g = comms_[static_cast<size_t>(comm)].groups;
-  return seq < g.size() ? &g[seq] : nullptr;
+  const CommGroups& cg = comms_[static_cast<size_t>(comm)];
+  return seq >= cg.first_seq && seq < cg.end_seq() ? &cg.groups[seq - cg.first_seq] : nullptr;
 }
 
 namespace {
@@ -103,28 +105,32 @@ Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& read
   // its streams at once.
   std::vector<OpRecord> all;
   Status invalid;
-  Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
-    for (const OpRecord& op : ops) {
-      if (Status v = trace::validate_op(op); !v.ok()) {
-        invalid = Status::error(rank.path + ": /ops row " + std::to_string(all.size()) + ": " +
-                                v.message() + " (corrupt file)");
-        return false;
-      }
-      // An op on a communicator the rank's own comm table does not place it in:
-      // the table or the op is damaged, and which one cannot be told.
-      if (auto it = set_.comm_index.find(op.comm_id);
-          it == set_.comm_index.end() ||
-          set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) < 0) {
-        invalid = Status::error(rank.path + ": /ops row " + std::to_string(all.size()) +
-                                " is on comm " + std::to_string(op.comm_id) +
-                                ", which the file's comm table does not list for this rank "
-                                "(corrupt file)");
-        return false;
-      }
-      all.push_back(op);
-    }
-    return true;
-  });
+  Status st = reader.for_each_op_batch(
+      batch,
+      [&](std::span<const OpRecord> ops) {
+        for (const OpRecord& op : ops) {
+          const uint64_t row = rank.first_row + all.size();
+          if (Status v = trace::validate_op(op); !v.ok()) {
+            invalid = Status::error(rank.path + ": /ops row " + std::to_string(row) + ": " +
+                                    v.message() + " (corrupt file)");
+            return false;
+          }
+          // An op on a communicator the rank's own comm table does not place it in:
+          // the table or the op is damaged, and which one cannot be told.
+          if (auto it = set_.comm_index.find(op.comm_id);
+              it == set_.comm_index.end() ||
+              set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) < 0) {
+            invalid = Status::error(rank.path + ": /ops row " + std::to_string(row) +
+                                    " is on comm " + std::to_string(op.comm_id) +
+                                    ", which the file's comm table does not list for this rank "
+                                    "(corrupt file)");
+            return false;
+          }
+          all.push_back(op);
+        }
+        return true;
+      },
+      rank.first_row);
   // A rank whose ops could not all be read adds nothing: the table is then the one
   // built without it, and the caller only has to call it missing.
   if (!invalid.ok()) return invalid;
@@ -154,13 +160,16 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
   const int ci = it->second;
   const CommInfo& comm = set_.comms[static_cast<size_t>(ci)];
+  const bool p2p = trace::is_p2p(static_cast<OpKind>(op.op));
+  const int me = p2p ? set_.comm_rank_of(comm, rank.rank) : -1;
+  // Ops before a window's cut (load/op_window.h) are not matched: some members' are not read.
+  if (!set_.window.keep(op, me)) return;
   const OpTimes t = op_times(rank, op);
   if (t.arrival == kNever) return;
   ++prog.ops_read;
   prog.first_arrival = std::min(prog.first_arrival, t.arrival);
   prog.last_activity = std::max({prog.last_activity, t.arrival, t.end});
-  if (trace::is_p2p(static_cast<OpKind>(op.op))) {
-    const int me = set_.comm_rank_of(comm, rank.rank);
+  if (p2p) {
     if (me >= 0 && op.peer >= 0 && op.peer < comm.nranks) {
       const bool send = static_cast<OpKind>(op.op) == OpKind::kSend;
       P2PChannel& ch = channels_[{ci, send ? me : op.peer, send ? op.peer : me}];
@@ -183,9 +192,11 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   rc.last_arrival = std::max(rc.last_arrival, t.arrival);
   if (t.end != kNever) rc.max_seq_completed = std::max(rc.max_seq_completed, seq);
 
-  auto& groups = comms_[static_cast<size_t>(ci)].groups;
-  if (groups.size() <= op.seq) groups.resize(op.seq + 1);
-  GroupAgg& g = groups[op.seq];
+  CommGroups& cg = comms_[static_cast<size_t>(ci)];
+  if (op.seq < cg.first_seq) return;
+  const uint64_t at = op.seq - cg.first_seq;
+  if (cg.groups.size() <= at) cg.groups.resize(at + 1);
+  GroupAgg& g = cg.groups[at];
   const int32_t root = trace::is_p2p(static_cast<OpKind>(op.op)) ? -1 : op.peer;
   if (!g.has_signature) {
     g.has_signature = true;
@@ -296,10 +307,13 @@ void GroupTable::reset_gaps() {
 
 Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
   std::vector<OpRecord> all;
-  Status st = reader.for_each_op_batch(batch, [&](std::span<const OpRecord> ops) {
-    all.insert(all.end(), ops.begin(), ops.end());
-    return true;
-  });
+  Status st = reader.for_each_op_batch(
+      batch,
+      [&](std::span<const OpRecord> ops) {
+        all.insert(all.end(), ops.begin(), ops.end());
+        return true;
+      },
+      rank.first_row);
   const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
@@ -307,8 +321,9 @@ Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& read
     if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
     auto it = set_.comm_index.find(op.comm_id);
     if (it == set_.comm_index.end()) continue;
-    auto& groups = comms_[static_cast<size_t>(it->second)].groups;
-    if (op.seq < groups.size()) add_gap(groups[op.seq], *before, own.split(i));
+    CommGroups& cg = comms_[static_cast<size_t>(it->second)];
+    if (op.seq >= cg.first_seq && op.seq < cg.end_seq())
+      add_gap(cg.groups[op.seq - cg.first_seq], *before, own.split(i));
   }
   return st;
 }
@@ -359,9 +374,9 @@ void GroupTable::finalize() {
   }
   std::map<std::tuple<int, uint8_t, int>, CommLinkStats> links;
   for (const auto& c : set_.comms) {
-    const auto& groups = comms_[static_cast<size_t>(c.index)].groups;
-    for (size_t seq = kWarmupOps; seq < groups.size(); ++seq) {
-      const GroupAgg& g = groups[seq];
+    const CommGroups& cg = comms_[static_cast<size_t>(c.index)];
+    for (uint64_t seq = std::max(kWarmupOps, cg.first_seq); seq < cg.end_seq(); ++seq) {
+      const GroupAgg& g = cg.groups[seq - cg.first_seq];
       if (!g.complete(c.present) || c.present < 2 || g.mismatch || g.contended) continue;
       const int64_t transfer = g.transfer();
       if (transfer <= 0 || g.bytes == 0) continue;

@@ -72,9 +72,11 @@ struct GroupAgg {
 };
 
 struct CommGroups {
-  std::vector<GroupAgg> groups;  // index = seq
-  uint64_t collective_ops = 0;   // records of collectives seen on this comm (all ranks)
-  uint64_t p2p_ops = 0;          // records of send/recv
+  std::vector<GroupAgg> groups;  // index = seq - first_seq
+  uint64_t first_seq = 0;        // where a window (load/op_window.h) begins, else 0
+  uint64_t end_seq() const { return first_seq + groups.size(); }
+  uint64_t collective_ops = 0;  // records of collectives seen on this comm (all ranks)
+  uint64_t p2p_ops = 0;         // records of send/recv
   // Its collectives, and those during which a member started an op on another
   // stream (match/own_compute.h); counted by finalize().
   uint64_t timed_groups = 0;

@@ -129,11 +129,14 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     }
   };
   std::vector<trace::OpRecord> all;
-  Status st = reader.for_each_op_batch(batch, [&](std::span<const trace::OpRecord> ops) {
-    all.insert(all.end(), ops.begin(), ops.end());
-    records_ += ops.size();
-    return true;
-  });
+  Status st = reader.for_each_op_batch(
+      batch,
+      [&](std::span<const trace::OpRecord> ops) {
+        all.insert(all.end(), ops.begin(), ops.end());
+        records_ += ops.size();
+        return true;
+      },
+      rank.first_row);
   const OwnCompute own(rank, all,
                        [this](const trace::OpRecord& op) { return table_.ran_alongside(op); });
   for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));

@@ -119,17 +119,19 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     if (fam.comms.size() < 2) continue;
     const double members = static_cast<double>(fam.comms.front()->nranks);
     Family out;
-    size_t seqs = 0;
+    uint64_t seqs = 0, first = UINT64_MAX;
     for (const CommInfo* c : fam.comms) {
       out.comms.push_back(c->index);
-      seqs = std::max(seqs, table.comms()[static_cast<size_t>(c->index)].groups.size());
+      const CommGroups& cg = table.comms()[static_cast<size_t>(c->index)];
+      seqs = std::max(seqs, cg.end_seq());
+      if (!cg.groups.empty()) first = std::min(first, cg.first_seq);
     }
     std::vector<std::pair<int, const GroupAgg*>> at;
     std::vector<std::pair<Signature, int>> calls;
     // Each communicator's lasting offset from the mean of the siblings it met, by comm index.
     std::vector<std::pair<double, uint64_t>> offset(set.comms.size(), {0.0, 0});
     uint64_t compared = 0, clean_ops = 0;
-    for (uint64_t seq = 0; seq < seqs; ++seq) {
+    for (uint64_t seq = first; seq < seqs; ++seq) {
       if (!compared_at(table, fam, seq, at, calls)) continue;
       ++compared;
       const bool clean = readings_agree(at, late_margin);
@@ -197,7 +199,7 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     // varies), over the ops whose readings agree (they measure compute alone: around the
     // others, a slow link or an op on another stream changes what the gap holds, by op).
     std::vector<double> cvs, sds, v;
-    for (uint64_t seq = 0; seq < seqs; ++seq) {
+    for (uint64_t seq = first; seq < seqs; ++seq) {
       if (!compared_at(table, fam, seq, at, calls) || !readings_agree(at, late_margin)) continue;
       v.clear();
       for (const auto& [ci, g] : at) {

@@ -111,6 +111,12 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
       << count_text(r.ranks, "rank") << " on "
       << count_text(static_cast<int64_t>(r.nodes.size()), "node") << (r.simulated ? " (sim)" : "")
       << "\n";
+  if (r.extra.contains("window")) {
+    const auto& w = r.extra["window"];
+    out << "window: each rank's last " << w.value("ops_per_rank", uint64_t{0}) << " ops, "
+        << fmt("%.1f", w.value("start_s", 0.0)) << "-" << fmt("%.1f", w.value("end_s", 0.0))
+        << " s into the job\n";
+  }
   out << "verdict: " << verdict;
   if (r.what_if.actual_s > 0 && r.verdict != "hung") {
     out << "  (job " << fmt("%.1f", r.what_if.actual_s) << " s";
