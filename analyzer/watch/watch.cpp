@@ -213,9 +213,13 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   uint64_t last_records = 0;
   double last_time = 0;
   std::optional<Report> last;
+  OpWindowCache rows_before;
+  trace::TraceDirCache headers;
   AnalyzeOptions analyze = o.analyze;
   analyze.progress = false;
   analyze.thresholds.live = true;
+  analyze.window_cache = &rows_before;
+  analyze.dir_cache = &headers;
   for (;;) {
     auto result = analyze_directory(o.dir, analyze);
     if (!result.ok()) {
@@ -273,6 +277,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
     // the job left behind.
     AnalyzeOptions final_options = o.analyze;
     final_options.progress = false;
+    final_options.window_ops = 0;
     if (auto final_report = analyze_directory(o.dir, final_options); final_report.ok())
       last = final_report.value();
   }

@@ -1,10 +1,10 @@
 // `ringside watch`: follows a running job's trace directory and reports
-// findings while the job runs.  Each poll re-analyzes what the probes have
-// flushed so far (SWMR reads) and compares the findings with the previous
-// polls' (finding_debounce.h): new ones are printed, written as events and
-// handed to the --on-finding command; cleared ones are written as events.  The
-// watch ends when every rank's trace is closed or after --until, with the same
-// final report as `ringside analyze`.
+// findings while the job runs.  Each poll analyzes each rank's last ops (a
+// window, load/op_window.h: the rows before it are scanned once, never
+// re-read) of what the probes have flushed so far (SWMR reads) and compares the findings with the
+// previous polls' (finding_debounce.h): new ones are printed, written as events and handed to the
+// --on-finding command; cleared ones are written as events.  The watch ends when every rank's trace
+// is closed or after --until, with the same final report as `ringside analyze`.
 #pragma once
 
 #include <ostream>
@@ -24,7 +24,13 @@ struct WatchOptions {
   double on_finding_timeout_s = 60;  // then SIGKILL
   std::string json;                  // final report
   bool quiet = false;                // no live status lines
-  AnalyzeOptions analyze;
+  // Its window_ops applies to the polls (default: the last 4096 ops of each rank);
+  // the final report is always of the whole job.
+  AnalyzeOptions analyze = [] {
+    AnalyzeOptions a;
+    a.window_ops = 4096;
+    return a;
+  }();
 };
 
 // Returns the exit code: that of `ringside analyze` on the final state, or 2
