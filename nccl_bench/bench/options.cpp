@@ -38,10 +38,10 @@ std::string check_int(const std::string& text, int64_t min, int64_t max) {
   return {};
 }
 
-}  // namespace
-
-CLI::Option* add_int_option(CLI::App& app, const std::string& names, int& value, int min, int max,
-                            const std::string& description) {
+// A whole-number option of type T, checked against [min, max] as text first.
+template <typename T>
+CLI::Option* add_whole_option(CLI::App& app, const std::string& names, T& value, int64_t min,
+                              int64_t max, const std::string& description) {
   return app.add_option(names, value, description)
       ->check(CLI::Validator([min, max](std::string& t) { return check_int(t, min, max); }, "",
                              "int range"))
@@ -49,14 +49,17 @@ CLI::Option* add_int_option(CLI::App& app, const std::string& names, int& value,
       ->capture_default_str();
 }
 
+}  // namespace
+
+CLI::Option* add_int_option(CLI::App& app, const std::string& names, int& value, int min, int max,
+                            const std::string& description) {
+  return add_whole_option(app, names, value, min, max, description);
+}
+
 CLI::Option* add_uint_option(CLI::App& app, const std::string& names, uint64_t& value, uint64_t min,
                              uint64_t max, const std::string& description) {
-  const auto lo = static_cast<int64_t>(min), hi = static_cast<int64_t>(max);
-  return app.add_option(names, value, description)
-      ->check(CLI::Validator([lo, hi](std::string& t) { return check_int(t, lo, hi); }, "",
-                             "int range"))
-      ->type_name("INT")
-      ->capture_default_str();
+  return add_whole_option(app, names, value, static_cast<int64_t>(min), static_cast<int64_t>(max),
+                          description);
 }
 
 CLI::Option* add_double_option(CLI::App& app, const std::string& names, double& value, double min,
