@@ -270,15 +270,16 @@ int run_drains(const std::vector<std::vector<std::string>>& cmds) {
     int status = 0;
     const int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
     if (rc != 0) {
-      std::fprintf(stderr, "nccl_bench: cannot run scontrol: %s; is Slurm's scontrol in PATH?\n",
+      std::fprintf(stderr,
+                   "nccl_bench: error: cannot run scontrol: %s; is Slurm's scontrol in PATH?\n",
                    std::strerror(rc));
       ++failures;
       continue;
     }
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "nccl_bench: '%s' failed (status %d)\n", render_command(cmd).c_str(),
-                   status);
+      std::fprintf(stderr, "nccl_bench: error: '%s' failed (status %d)\n",
+                   render_command(cmd).c_str(), status);
       ++failures;
     }
   }
