@@ -3,6 +3,7 @@
 #
 # Layout under the prefix:
 #   bin/ringside, bin/nccl_bench                       the tools
+#   bin/all_reduce_perf, ... -> nccl_bench             nccl-tests' names (drop-in)
 #   lib/libringside_probe.so                           what `ringside run` preloads (it looks
 #                                                      for it at <prefix>/lib, beside bin/)
 #   lib/ringside/ringside_spank.so                     the Slurm SPANK plugin (srun --ringside)
@@ -25,6 +26,10 @@ foreach(_t ringside nccl_bench simrun train_example ringside_probe)
 endforeach()
 
 install(TARGETS ringside nccl_bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+foreach(_name ${RINGSIDE_NCCL_TESTS_NAMES})
+  install(CODE "file(CREATE_LINK nccl_bench \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${_name}\" SYMBOLIC)"
+          COMPONENT runtime)
+endforeach()
 install(TARGETS ringside_probe LIBRARY DESTINATION lib COMPONENT runtime)
 if(TARGET ringside_spank)  # the Slurm SPANK plugin (docs/slurm.md), built with Slurm's headers
   install(TARGETS ringside_spank LIBRARY DESTINATION lib/ringside COMPONENT runtime)

@@ -7,6 +7,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "bench/options.h"
 #include "bench/report.h"
@@ -35,9 +36,10 @@ void usage(std::FILE* out) {
   std::fprintf(out, "\n'nccl_bench <collective> --help' lists the flags; see docs/nccl_bench.md\n");
 }
 
-int run_bench(int argc, char** argv) {
+// `first`: the first flag; the collective is argv[first - 1], or (drop-in) `collective`.
+int run_bench(const std::string& collective, int argc, char** argv, int first) {
   using namespace ringside::bench;
-  auto options = parse_bench_options(argv[1], argc, argv, 2);
+  auto options = parse_bench_options(collective, argc, argv, first);
   if (!options) return 0;
   World world(options->world, &argc, &argv);
   Report report(*options, world);
@@ -60,10 +62,41 @@ int run_bench(int argc, char** argv) {
   return summary.exit_code;
 }
 
+// One line on stderr, "nccl_bench: error: ...", and exit code 2.
+int report_error(const std::exception& e) {
+  using namespace ringside::bench;
+  if (dynamic_cast<const UsageError*>(&e) != nullptr ||
+      dynamic_cast<const RuntimeError*>(&e) != nullptr) {
+    std::fprintf(stderr, "nccl_bench: error: %s\n", e.what());
+  } else {
+    std::fprintf(stderr, "nccl_bench: error: internal: %s (%s)\n", e.what(),
+                 error_context().c_str());
+  }
+  return 2;
+}
+
+// nccl-tests' program names: `all_reduce_perf` (a link to nccl_bench) is
+// `nccl_bench all_reduce`.  The collective, or "" when not called so.
+std::string drop_in_collective(const char* argv0) {
+  std::string name = argv0;
+  if (const auto slash = name.rfind('/'); slash != std::string::npos) name.erase(0, slash + 1);
+  constexpr std::string_view kSuffix = "_perf";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return {};
+  name.resize(name.size() - kSuffix.size());
+  return ringside::bench::find_collective(name) != nullptr ? name : std::string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace ringside::bench;
+  if (const std::string coll = drop_in_collective(argv[0]); !coll.empty()) {
+    try {
+      return run_bench(coll, argc, argv, 1);
+    } catch (const std::exception& e) {
+      return report_error(e);
+    }
+  }
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -78,16 +111,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (std::strcmp(argv[1], "validate") == 0) return run_validate(argc, argv);
-    return run_bench(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "nccl_bench: %s\n", e.what());
-    return 2;
-  } catch (const RuntimeError& e) {
-    std::fprintf(stderr, "nccl_bench: error: %s\n", e.what());
-    return 2;
+    return run_bench(argv[1], argc, argv, 2);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "nccl_bench: internal error: %s (%s)\n", e.what(),
-                 error_context().c_str());
-    return 2;
+    return report_error(e);
   }
 }

@@ -219,7 +219,8 @@ void emit_event(trace::EventKind kind, uint64_t comm_id, uint64_t seq, int64_t v
 
 namespace {
 
-// "ringside probe (rank R on NODE): LEVEL: MSG", or without the rank while it is not yet known.
+// "ringside probe (rank R on NODE): LEVEL: MSG" (LEVEL info or warning), with the pid
+// instead of the rank while the rank is not yet known.
 void log_line(const char* level, const char* fmt, va_list ap) {
   char msg[1024];
   std::vsnprintf(msg, sizeof msg, fmt, ap);
@@ -247,7 +248,7 @@ void log_warning(const char* fmt, ...) {
 void log_info(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_line("", fmt, ap);
+  log_line("info: ", fmt, ap);
   va_end(ap);
 }
 

@@ -31,10 +31,10 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   } catch (const ringside::analysis::cli::InputError& e) {
-    std::cerr << "ringside: " << ringside::printable(e.what(), true) << "\n";
+    std::cerr << "ringside: error: " << ringside::printable(e.what(), true) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ringside: " << ringside::printable(e.what(), true) << "\n";
+    std::cerr << "ringside: error: " << ringside::printable(e.what(), true) << "\n";
     return 2;
   }
   return exit_code;

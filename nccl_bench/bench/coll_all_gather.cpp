@@ -19,7 +19,8 @@ double output(const InputGen& gen, const Counts& c, int, int, size_t j) {
 
 }  // namespace
 
-const Collective kAllGather = {"all_gather", trace::OpKind::kAllGather, false, false, true, counts,
-                               run,          everyone_receives,         output};
+const Collective kAllGather = {
+    "all_gather", trace::OpKind::kAllGather, false, false, false, true, counts,
+    run,          everyone_receives,         output};
 
 }  // namespace ringside::bench

@@ -17,7 +17,8 @@ double output(const InputGen& gen, const Counts&, int, int, size_t j) {
 
 }  // namespace
 
-const Collective kAllReduce = {"all_reduce", trace::OpKind::kAllReduce, true,  false, true, counts,
-                               run,          everyone_receives,         output};
+const Collective kAllReduce = {
+    "all_reduce", trace::OpKind::kAllReduce, true,  true, false, true, counts,
+    run,          everyone_receives,         output};
 
 }  // namespace ringside::bench

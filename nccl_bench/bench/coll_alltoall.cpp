@@ -21,7 +21,8 @@ double output(const InputGen& gen, const Counts& c, int rank, int, size_t j) {
 
 }  // namespace
 
-const Collective kAllToAll = {"alltoall", trace::OpKind::kAllToAll, false, false, true, counts,
-                              run,        everyone_receives,        output};
+const Collective kAllToAll = {
+    "alltoall", trace::OpKind::kAllToAll, false, false, false, true, counts,
+    run,        everyone_receives,        output};
 
 }  // namespace ringside::bench

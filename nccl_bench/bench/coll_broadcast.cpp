@@ -17,7 +17,8 @@ double output(const InputGen& gen, const Counts&, int, int root, size_t j) {
 
 }  // namespace
 
-const Collective kBroadcast = {"broadcast", trace::OpKind::kBroadcast, false, true, true, counts,
-                               run,         everyone_receives,         output};
+const Collective kBroadcast = {
+    "broadcast", trace::OpKind::kBroadcast, false, false, true, true, counts,
+    run,         everyone_receives,         output};
 
 }  // namespace ringside::bench

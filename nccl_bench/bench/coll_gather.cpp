@@ -18,7 +18,7 @@ double output(const InputGen& gen, const Counts& c, int, int, size_t j) {
 
 }  // namespace
 
-const Collective kGather = {"gather", trace::OpKind::kGather, false, true, true, counts,
+const Collective kGather = {"gather", trace::OpKind::kGather, false, false, true, true, counts,
                             run,      root_receives,          output};
 
 }  // namespace ringside::bench

@@ -17,7 +17,7 @@ double output(const InputGen& gen, const Counts&, int, int, size_t j) {
 
 }  // namespace
 
-const Collective kReduce = {"reduce", trace::OpKind::kReduce, true,  true, true, counts,
+const Collective kReduce = {"reduce", trace::OpKind::kReduce, true,  true, true, true, counts,
                             run,      root_receives,          output};
 
 }  // namespace ringside::bench

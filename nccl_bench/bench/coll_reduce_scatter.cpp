@@ -22,6 +22,7 @@ double output(const InputGen& gen, const Counts& c, int rank, int, size_t j) {
 const Collective kReduceScatter = {"reduce_scatter",
                                    trace::OpKind::kReduceScatter,
                                    true,
+                                   true,
                                    false,
                                    true,
                                    counts,

@@ -19,7 +19,7 @@ double output(const InputGen& gen, const Counts& c, int rank, int root, size_t j
 
 }  // namespace
 
-const Collective kScatter = {"scatter", trace::OpKind::kScatter, false, true, true, counts,
+const Collective kScatter = {"scatter", trace::OpKind::kScatter, false, false, true, true, counts,
                              run,       everyone_receives,       output};
 
 }  // namespace ringside::bench

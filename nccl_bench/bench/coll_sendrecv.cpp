@@ -27,7 +27,7 @@ double output(const InputGen& gen, const Counts& c, int rank, int, size_t j) {
 
 }  // namespace
 
-const Collective kSendRecv = {"sendrecv", trace::OpKind::kSend, false, false, false, counts,
+const Collective kSendRecv = {"sendrecv", trace::OpKind::kSend, false, true, false, false, counts,
                               run,        everyone_receives,    output};
 
 }  // namespace ringside::bench

@@ -42,7 +42,9 @@ struct CollArgs {
 struct Collective {
   const char* name;     // command-line name, e.g. "all_reduce"
   trace::OpKind kind;   // for the trace and the bandwidth factor (send/recv: kSend)
-  bool has_redop;       // redop column shows the op, else "none"
+  bool has_redop;       // a reduction: the data check applies the op
+  bool op_rows;         // nccl-tests runs a row per -o op and shows it in the redop column
+                        // (the reductions, and sendrecv, whose op does nothing), else "none"
   bool has_root;        // root column and -r apply, else -1
   bool check_in_place;  // false: in-place results are not checked (sendrecv), "N/A"
   Counts (*counts)(size_t count, size_t elt_size, int nranks);

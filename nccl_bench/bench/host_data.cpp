@@ -11,11 +11,12 @@ namespace ringside::bench {
 namespace {
 
 constexpr DataType kTypes[] = {
-    {ncclInt8, "int8", 1, false},     {ncclUint8, "uint8", 1, false},
-    {ncclInt32, "int32", 4, false},   {ncclUint32, "uint32", 4, false},
-    {ncclInt64, "int64", 8, false},   {ncclUint64, "uint64", 8, false},
-    {ncclFloat16, "half", 2, true},   {ncclFloat32, "float", 4, true},
-    {ncclFloat64, "double", 8, true}, {ncclBfloat16, "bfloat16", 2, true},
+    {ncclInt8, "int8", 1, false},        {ncclUint8, "uint8", 1, false},
+    {ncclInt32, "int32", 4, false},      {ncclUint32, "uint32", 4, false},
+    {ncclInt64, "int64", 8, false},      {ncclUint64, "uint64", 8, false},
+    {ncclFloat16, "half", 2, true},      {ncclFloat32, "float", 4, true},
+    {ncclFloat64, "double", 8, true},    {ncclBfloat16, "bfloat16", 2, true},
+    {ncclFloat8e4m3, "f8e4m3", 1, true}, {ncclFloat8e5m2, "f8e5m2", 1, true},
 };
 
 struct Alias {
@@ -23,13 +24,15 @@ struct Alias {
   ncclDataType_t type;
 };
 constexpr Alias kAliases[] = {
-    {"char", ncclInt8},       {"int", ncclInt32},       {"float16", ncclFloat16},
-    {"fp16", ncclFloat16},    {"float32", ncclFloat32}, {"fp32", ncclFloat32},
-    {"float64", ncclFloat64}, {"fp64", ncclFloat64},    {"bf16", ncclBfloat16},
+    {"char", ncclInt8},           {"int", ncclInt32},           {"float16", ncclFloat16},
+    {"fp16", ncclFloat16},        {"float32", ncclFloat32},     {"fp32", ncclFloat32},
+    {"float64", ncclFloat64},     {"fp64", ncclFloat64},        {"bf16", ncclBfloat16},
+    {"fp8_e4m3", ncclFloat8e4m3}, {"fp8_e5m2", ncclFloat8e5m2},
 };
 
 constexpr RedOp kOps[] = {
-    {ncclSum, "sum"}, {ncclProd, "prod"}, {ncclMax, "max"}, {ncclMin, "min"}, {ncclAvg, "avg"},
+    {ncclSum, "sum"}, {ncclProd, "prod"}, {ncclMax, "max"},
+    {ncclMin, "min"}, {ncclAvg, "avg"},   {kPreMulSum, "mulsum"},
 };
 
 uint16_t float_to_half(float f) {
@@ -91,6 +94,41 @@ float bf16_to_float(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
+// The 8-bit floats: e4m3 (bias 7, no infinity, largest 448) and e5m2 (bias 15,
+// IEEE-like).  `mant_bits` tells them apart.
+double fp8_to_double(uint8_t b, int mant_bits) {
+  const int exp_bits = 7 - mant_bits;
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const int exp = (b >> mant_bits) & ((1 << exp_bits) - 1);
+  const int mant = b & ((1 << mant_bits) - 1);
+  const double sign = (b & 0x80u) ? -1.0 : 1.0;
+  if (mant_bits == 3 && exp == 15 && mant == 7) return std::nan("");
+  if (mant_bits == 2 && exp == 31) return mant ? std::nan("") : sign * HUGE_VAL;
+  const double frac = static_cast<double>(mant) / (1 << mant_bits);
+  if (exp == 0) return sign * std::ldexp(frac, 1 - bias);
+  return sign * std::ldexp(1.0 + frac, exp - bias);
+}
+
+// Nearest code, ties to even, saturating to the largest finite value (as the
+// device's reductions do).
+uint8_t double_to_fp8(double v, int mant_bits) {
+  const uint8_t sign = std::signbit(v) ? 0x80u : 0;
+  const double a = std::fabs(v);
+  if (std::isnan(v)) return static_cast<uint8_t>(sign | 0x7fu);  // NaN in both formats
+  const uint8_t max_code = mant_bits == 3 ? 0x7eu : 0x7bu;
+  uint8_t best = 0;
+  for (uint8_t c = 1; c <= max_code; ++c) {  // codes of one sign grow with their value
+    const double here = fp8_to_double(c, mant_bits);
+    if (here > a) {
+      const double below = fp8_to_double(best, mant_bits);
+      const bool up = here - a < a - below || (here - a == a - below && (c & 1u) == 0);
+      return static_cast<uint8_t>(sign | (up ? c : best));
+    }
+    best = c;
+  }
+  return static_cast<uint8_t>(sign | max_code);
+}
+
 template <typename T>
 void put(void* base, size_t i, T v) {
   std::memcpy(static_cast<char*>(base) + i * sizeof(T), &v, sizeof(T));
@@ -144,12 +182,12 @@ std::span<const RedOp> all_redops() {
 }
 
 std::string_view dtype_choices() {
-  return "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|all "
-         "(aliases char int float16 fp16 float32 fp32 float64 fp64 bf16)";
+  return "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2|all "
+         "(aliases char int float16 fp16 float32 fp32 float64 fp64 bf16 fp8_e4m3 fp8_e5m2)";
 }
 
 std::string_view redop_choices() {
-  return "sum|prod|max|min|avg|all";
+  return "sum|prod|max|min|avg|mulsum|all";
 }
 
 void store_value(ncclDataType_t type, void* base, size_t i, double v) {
@@ -184,6 +222,12 @@ void store_value(ncclDataType_t type, void* base, size_t i, double v) {
     case ncclBfloat16:
       put(base, i, float_to_bf16(static_cast<float>(v)));
       break;
+    case ncclFloat8e4m3:
+      put(base, i, double_to_fp8(v, 3));
+      break;
+    case ncclFloat8e5m2:
+      put(base, i, double_to_fp8(v, 2));
+      break;
     default:
       throw std::invalid_argument("store_value: unsupported datatype");
   }
@@ -211,6 +255,10 @@ double load_value(ncclDataType_t type, const void* base, size_t i) {
       return get<double>(base, i);
     case ncclBfloat16:
       return bf16_to_float(get<uint16_t>(base, i));
+    case ncclFloat8e4m3:
+      return fp8_to_double(get<uint8_t>(base, i), 3);
+    case ncclFloat8e5m2:
+      return fp8_to_double(get<uint8_t>(base, i), 2);
     default:
       throw std::invalid_argument("load_value: unsupported datatype");
   }
@@ -223,6 +271,13 @@ double as_type(ncclDataType_t type, double value) {
 }
 
 bool values_match(const DataType& type, ncclRedOp_t op, double got, double expected) {
+  const bool fp8 = type.size == 1 && type.is_float;
+  const bool sums = op == ncclSum || op == ncclAvg || op == kPreMulSum;
+  if (fp8 && sums) {
+    // Partial sums round to 2 or 3 mantissa bits wherever the device adds them.
+    const double rel = type.nccl == ncclFloat8e4m3 ? 0.25 : 0.5;
+    return std::fabs(got - expected) <= rel * std::max(1.0, std::fabs(expected));
+  }
   if (op != ncclAvg) return got == as_type(type.nccl, expected);
   // avg divides on the device; integer types may truncate or round.
   if (!type.is_float) return std::fabs(got - expected) <= 1.0;
@@ -231,6 +286,10 @@ bool values_match(const DataType& type, ncclRedOp_t op, double got, double expec
                      : type.nccl == ncclFloat16 ? 2e-3
                                                 : 1.6e-2;
   return std::fabs(got - expected) <= rel * std::max(1.0, std::fabs(expected));
+}
+
+double premul_scalar(int rank) {
+  return 1.0 + rank % 2;
 }
 
 double InputGen::operator()(int rank, size_t index) const {
@@ -249,14 +308,17 @@ double InputGen::operator()(int rank, size_t index) const {
     case ncclMin:
       return static_cast<double>(mix % 64u);
     default:
-      return static_cast<double>(mix % 4u);
+      return static_cast<double>(mix % (fp8 ? 2u : 4u));
   }
 }
 
 double InputGen::reduced(size_t index) const {
-  double acc = (*this)(0, index);
+  const auto input = [&](int r) {
+    return op == kPreMulSum ? premul_scalar(r) * (*this)(r, index) : (*this)(r, index);
+  };
+  double acc = input(0);
   for (int r = 1; r < nranks; ++r) {
-    const double v = (*this)(r, index);
+    const double v = input(r);
     switch (op) {
       case ncclProd:
         acc *= v;

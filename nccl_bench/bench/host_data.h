@@ -18,9 +18,13 @@ struct DataType {
   bool is_float;
 };
 
+// nccl-tests' "mulsum": a sum with a per-rank scalar (ncclRedOpCreatePreMulSum),
+// created on each communicator for each call.  This value stands for it until then.
+inline constexpr ncclRedOp_t kPreMulSum = ncclNumOps;
+
 struct RedOp {
-  ncclRedOp_t nccl;
-  const char* name;  // "sum", "prod", "max", "min", "avg"
+  ncclRedOp_t nccl;  // kPreMulSum for "mulsum"
+  const char* name;  // nccl-tests spelling: "sum", "prod", "max", "min", "avg", "mulsum"
 };
 
 // nccl-tests names plus NCCL's aliases (float32, fp16, bf16, ...); nullptr if unknown.
@@ -43,14 +47,20 @@ double as_type(ncclDataType_t type, double value);
 // reduction itself rounds (avg), which gets a tolerance.
 bool values_match(const DataType& type, ncclRedOp_t op, double got, double expected);
 
+// The scalar rank `rank` multiplies its input by in a "mulsum" (1 or 2: exact in
+// every type).
+double premul_scalar(int rank);
+
 // Inputs chosen so that every reduction is exact in every datatype: sums of
-// values in [0,3], one factor 2 per element for prod, values in [0,63] for
-// min/max, [0,127] for data movement.  `rep` varies the data between checks.
+// values in [0,3] ([0,1] for the 8-bit floats), one factor 2 per element for
+// prod, values in [0,63] for min/max, [0,127] for data movement.  `rep` varies
+// the data between checks.
 struct InputGen {
   bool reduction = false;
-  ncclRedOp_t op = ncclSum;
+  ncclRedOp_t op = ncclSum;  // or kPreMulSum
   int nranks = 1;
   int rep = 0;
+  bool fp8 = false;  // an 8-bit float type: sums of 0 and 1 only
   double operator()(int rank, size_t index) const;
   // The reduction over all ranks of element `index`.
   double reduced(size_t index) const;

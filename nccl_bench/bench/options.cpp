@@ -10,15 +10,6 @@
 
 namespace ringside::bench {
 
-void name_option_values(CLI::App& app,
-                        std::initializer_list<std::pair<const char*, const char*>> flag_types) {
-  for (const auto& [flag, type] : flag_types) {
-    for (CLI::Option* opt : app.get_options()) {
-      if (opt->check_name(flag)) opt->type_name(type);
-    }
-  }
-}
-
 uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
   auto v = config::parse_bytes(text);
   if (!v.ok()) {
@@ -27,34 +18,120 @@ uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
   return *v;
 }
 
-int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
+namespace {
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string range_text(int64_t min, int64_t max) {
+  return "give a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+}
+
+// Checks `text` as an integer in [min, max]; "" when it is one.
+std::string check_int(const std::string& text, int64_t min, int64_t max) {
   auto v = config::parse_int(text);
-  if (!v.ok()) throw UsageError(flag + " '" + text + "' is not an integer: " + v.message());
-  if (*v < min || *v > max) {
-    throw UsageError(flag + " " + text + " is out of range; use a value from " +
-                     std::to_string(min) + " to " + std::to_string(max));
-  }
-  return *v;
+  if (!v.ok()) return "'" + text + "' is not a whole number; " + range_text(min, max);
+  if (*v < min || *v > max) return text + " is out of range; " + range_text(min, max);
+  return {};
 }
 
-double parse_double_flag(const std::string& flag, const std::string& text, double min) {
-  auto v = config::parse_double(text);
-  if (!v.ok()) throw UsageError(flag + " '" + text + "' is not a number: " + v.message());
-  if (!(*v >= min)) throw UsageError(flag + " " + text + " must be >= " + std::to_string(min));
-  return *v;
+// A whole-number option of type T, checked against [min, max] as text first.
+template <typename T>
+CLI::Option* add_whole_option(CLI::App& app, const std::string& names, T& value, int64_t min,
+                              int64_t max, const std::string& description) {
+  return app.add_option(names, value, description)
+      ->check(CLI::Validator([min, max](std::string& t) { return check_int(t, min, max); }, "",
+                             "int range"))
+      ->type_name("INT")
+      ->capture_default_str();
 }
 
-double parse_timeout_flag(const std::string& flag, const std::string& text) {
-  auto v = config::parse_seconds(text);
-  if (!v.ok()) {
-    throw UsageError(flag + " '" + text + "': " + v.message() +
-                     "; give seconds (e.g. 600, 90s, 10m), or 0 for no time limit");
+}  // namespace
+
+CLI::Option* add_int_option(CLI::App& app, const std::string& names, int& value, int min, int max,
+                            const std::string& description) {
+  return add_whole_option(app, names, value, min, max, description);
+}
+
+CLI::Option* add_uint_option(CLI::App& app, const std::string& names, uint64_t& value, uint64_t min,
+                             uint64_t max, const std::string& description) {
+  return add_whole_option(app, names, value, static_cast<int64_t>(min), static_cast<int64_t>(max),
+                          description);
+}
+
+CLI::Option* add_double_option(CLI::App& app, const std::string& names, double& value, double min,
+                               const std::string& description) {
+  auto check = [min](std::string& t) -> std::string {
+    auto v = config::parse_double(t);
+    if (!v.ok()) return "'" + t + "' is not a number: " + v.message();
+    if (!(*v >= min)) return t + " is out of range; give a number >= " + number_text(min);
+    return {};
+  };
+  return app.add_option(names, value, description)
+      ->check(CLI::Validator(check, "", "number"))
+      ->type_name("NUM")
+      ->capture_default_str();
+}
+
+CLI::Option* add_size_option(CLI::App& app, const std::string& names, uint64_t& value,
+                             const std::string& shown, const std::string& description) {
+  // Rewrites "8M" as the number of bytes before CLI11 converts it.
+  auto to_bytes = [](std::string& t) -> std::string {
+    auto v = config::parse_bytes(t);
+    if (!v.ok()) return v.message();
+    t = std::to_string(*v);
+    return {};
+  };
+  return app.add_option(names, value, description)
+      ->transform(CLI::Validator(to_bytes, "", "size"))
+      ->type_name("BYTES")
+      ->default_str(shown);
+}
+
+CLI::Option* add_timeout_option(CLI::App& app, double& value) {
+  auto to_seconds = [](std::string& t) -> std::string {
+    auto v = config::parse_seconds(t);
+    if (!v.ok()) {
+      return "'" + t + "': " + v.message() +
+             "; give seconds (e.g. 600, 90s, 10m), or 0 for no time limit";
+    }
+    if (*v < 0 || *v > kMaxTimeoutSeconds) {
+      return t + " is out of range; use 0 (no time limit) to " +
+             std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds";
+    }
+    t = number_text(*v);
+    return {};
+  };
+  return app
+      .add_option("-T,--timeout", value,
+                  "give up a wait for the GPUs after this long and name the op that hung (units "
+                  "s m h ms; 0: never)")
+      ->transform(CLI::Validator(to_seconds, "", "seconds"))
+      ->type_name("SECONDS")
+      ->capture_default_str();
+}
+
+bool parse_command_line(CLI::App& app, int argc, char** argv, int first, const std::string& usage) {
+  std::vector<std::string> args;  // CLI11 takes them last first
+  for (int k = argc - 1; k >= first; --k) args.emplace_back(argv[k]);
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ExtrasError&) {
+    // CLI11's own message lists them last first when given a vector.
+    std::string extras;
+    for (const std::string& a : app.remaining()) extras += (extras.empty() ? "" : " ") + a;
+    throw UsageError("unexpected argument" + std::string(app.remaining().size() > 1 ? "s" : "") +
+                     ": " + extras + "; run '" + usage + " --help' for the flags");
+  } catch (const CLI::ParseError& err) {
+    throw UsageError(std::string(err.what()) + "; run '" + usage + " --help'");
   }
-  if (*v < 0 || *v > kMaxTimeoutSeconds) {
-    throw UsageError(flag + " " + text + " is out of range; use 0 (no time limit) to " +
-                     std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " seconds");
-  }
-  return *v;
+  return true;
 }
 
 Launcher parse_launcher(const std::string& text) {
@@ -66,7 +143,7 @@ Launcher parse_launcher(const std::string& text) {
 
 namespace {
 
-constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int kIntMax = std::numeric_limits<int>::max();
 
 std::string join_args(int argc, char** argv) {
   std::string s;
@@ -75,6 +152,36 @@ std::string join_args(int argc, char** argv) {
     s += argv[i];
   }
   return s;
+}
+
+// nccl-tests flags nccl_bench does not take, and why; anything else unknown is
+// CLI11's "unexpected argument".
+struct Refused {
+  const char* flag;
+  const char* why;
+};
+constexpr Refused kRefused[] = {
+    {"-F", "is not an nccl-tests flag (nccl-tests 2.19 has no -F)"},
+    {"-y", "(--stream_null) is not implemented: every rank uses its own non-blocking stream"},
+    {"-C", "(--report_cputime) is not implemented"},
+    {"-R", "(--local_register) is not implemented: buffers are not registered"},
+    {"-x", "(--cta_policy) is not implemented"},
+    {"-D", "(--device_implementation) needs device kernels, which nccl_bench does not have"},
+    {"-V", "(--device_cta_count) needs device kernels, which nccl_bench does not have"},
+    {"-M", "(--memory) is not implemented"},
+    {"-u", "(--unalign) is not implemented: buffers start aligned (the table shows unalign: 0)"},
+};
+
+void refuse_unsupported(int argc, char** argv, int first) {
+  for (int k = first; k < argc; ++k) {
+    const std::string_view a = argv[k];
+    for (const Refused& r : kRefused) {
+      if (a.substr(0, 2) == r.flag) {
+        throw UsageError(std::string(r.flag) + " " + r.why +
+                         "; see docs/nccl_bench.md for the flags nccl_bench takes");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -91,112 +198,107 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
                      ", or 'validate'");
   }
   o.command_line = join_args(argc, argv);
+  refuse_unsupported(argc, argv, first);
 
-  CLI::App app("nccl_bench " + collective + ": nccl-tests compatible benchmark",
-               "nccl_bench " + collective);
+  const std::string usage = "nccl_bench " + collective;
+  CLI::App app("nccl_bench " + collective + ": nccl-tests compatible benchmark", usage);
   app.allow_extras(false);
-  std::string b, e, i, f, n, w, m, c, op = "sum", d = "float", r, g, t, a, z, G, T, min_bw,
-                                      launcher = "auto";
-  app.add_option("-b,--minbytes", b, "minimum size in bytes (K/M/G/T suffixes), default 32M");
-  app.add_option("-e,--maxbytes", e, "maximum size in bytes, default 32M");
-  app.add_option("-i,--stepbytes", i, "fixed size increment when -f is not given, default 1M");
-  app.add_option("-f,--stepfactor", f,
-                 "multiplication factor between sizes (integer >= 2); without it sizes grow by -i");
-  app.add_option("-n,--iters", n, "timed iterations per size, default 20");
-  app.add_option("-w,--warmup_iters", w, "warm-up iterations (not timed), default 1");
-  app.add_option("-m,--agg_iters", m,
-                 "operations aggregated in one NCCL group per iteration, default 1");
-  app.add_option("-c,--check", c,
-                 "check iterations per size (0 disables the data check), default 1");
-  app.add_option("-o,--op", op, "reduction op: sum|prod|max|min|avg|all, default sum");
-  app.add_option("-d,--datatype", d, "datatype (nccl-tests names) or all, default float");
-  app.add_option("-r,--root", r, "root rank for rooted collectives, or all, default 0");
-  app.add_option("-g,--ngpus", g, "GPUs (ranks) per thread, default 1");
-  app.add_option("-t,--nthreads", t, "threads per process, each driving -g GPUs; default 1");
-  app.add_option("-a,--average", a,
-                 "time reported across ranks: 0=rank 0, 1=average, 2=min, 3=max; default 1");
-  app.add_option("-z,--blocking", z,
+  std::string op = "sum", d = "float", r = "0", launcher = "auto";
+  int per_iter = 0, timestamps = 0, parallel = 0;
+  std::optional<double> min_bw;
+  o.step_factor = 0;  // shown in --help as "not given"
+  add_size_option(app, "-b,--minbytes", o.min_bytes, "32M", "smallest size");
+  add_size_option(app, "-e,--maxbytes", o.max_bytes, "32M", "largest size");
+  add_size_option(app, "-i,--stepbytes", o.step_bytes, "1M", "size increment when -f is not given");
+  auto* factor = add_uint_option(app, "-f,--stepfactor", o.step_factor, 0, 1 << 20,
+                                 "multiplication factor between sizes (>= 2); not given: grow "
+                                 "by -i");
+  factor->default_str("");
+  add_int_option(app, "-n,--iters", o.iters, 1, kIntMax, "timed iterations per size");
+  add_int_option(app, "-w,--warmup_iters", o.warmup_iters, 0, kIntMax,
+                 "warm-up iterations (not timed)");
+  add_int_option(app, "-m,--agg_iters", o.agg_iters, 1, 1 << 16,
+                 "operations aggregated in one NCCL group per iteration");
+  add_int_option(app, "-N,--run_cycles", o.run_cycles, 0, kIntMax,
+                 "passes over the sizes, each printed; 0: until interrupted");
+  add_int_option(app, "-c,--check", o.check_iters, 0, kIntMax,
+                 "check iterations per size (0 disables the data check)");
+  app.add_option("-o,--op", op, "reduction op: sum|prod|max|min|avg|mulsum|all")
+      ->type_name("OP")
+      ->capture_default_str();
+  app.add_option("-d,--datatype", d, "datatype (nccl-tests names) or all")
+      ->type_name("TYPE")
+      ->capture_default_str();
+  app.add_option("-r,--root", r, "root rank for rooted collectives, or all")
+      ->type_name("RANK")
+      ->capture_default_str();
+  add_int_option(app, "-g,--ngpus", o.gpus_per_process, 1, 64, "GPUs (ranks) per thread");
+  add_int_option(app, "-t,--nthreads", o.threads, 1, 64,
+                 "threads per process, each driving -g GPUs");
+  add_int_option(app, "-p,--parallel_init", parallel, 0, 1,
+                 "1: each -t thread creates its own communicators, concurrently");
+  add_int_option(app, "-a,--average", o.average, 0, 3,
+                 "time reported across ranks: 0=rank 0, 1=average, 2=min, 3=max");
+  add_int_option(app, "-z,--blocking", o.blocking, 0, 3,
                  "0 async, 1 sync+barrier per op, 2 sync per op, 3 sync+barrier per iteration");
-  app.add_option("-G,--cudagraph", G,
+  add_int_option(app, "-G,--cudagraph", o.graph_launches, 0, kIntMax,
                  "capture the iterations in a CUDA graph and launch it N times");
-  app.add_option("-T,--timeout", T,
-                 "give up a wait for the GPUs after this many seconds (0: never), default 600");
+  add_int_option(app, "-I,--per_iter_timing", per_iter, 0, 1,
+                 "1: time every iteration with CUDA events; adds min, max, p99 and cv% columns");
+  add_int_option(app, "-K,--per_iter_skip", o.per_iter_skip, 0, kIntMax,
+                 "leading iterations left out of the -I columns");
+  add_int_option(app, "-S,--report_timestamps", timestamps, 0, 1,
+                 "1: end each row with the time it was printed");
+  add_timeout_option(app, o.world.timeout_seconds);
   app.add_option("-J,--json,--output_file", o.json_file,
-                 "write results as JSON to this file (rank 0)");
+                 "write results as JSON to this file (rank 0)")
+      ->type_name("FILE");
   app.add_option("--trace-dir", o.trace_dir,
-                 "write one ringside trace per rank into this directory");
-  app.add_option("--min-busbw", min_bw,
-                 "fail (exit 1) when the average bus bandwidth is below this many GB/s");
+                 "write one ringside trace per rank into this directory")
+      ->type_name("DIR");
+  double min_bw_value = 0;
+  auto* min_bw_opt =
+      add_double_option(app, "--min-busbw", min_bw_value, 0.0,
+                        "fail (exit 1) when the average bus bandwidth is below this many GB/s");
+  min_bw_opt->default_str("");
   app.add_option(
-      "--rendezvous", o.world.rendezvous.file,
-      "without MPI and NCCL_COMM_ID: shared file through which rank 0 publishes the NCCL id");
-  app.add_option("--launcher", launcher, "auto (MPI when started by mpirun/PMIx), mpi or env");
-  name_option_values(app, {{"-b", "BYTES"},
-                           {"-e", "BYTES"},
-                           {"-i", "BYTES"},
-                           {"-f", "N"},
-                           {"-n", "N"},
-                           {"-w", "N"},
-                           {"-m", "N"},
-                           {"-c", "N"},
-                           {"-o", "OP"},
-                           {"-d", "TYPE"},
-                           {"-r", "RANK"},
-                           {"-g", "N"},
-                           {"-t", "N"},
-                           {"-a", "0-3"},
-                           {"-z", "0-3"},
-                           {"-G", "N"},
-                           {"-T", "SEC"},
-                           {"-J", "FILE"},
-                           {"--trace-dir", "DIR"},
-                           {"--min-busbw", "GBPS"},
-                           {"--rendezvous", "FILE"},
-                           {"--launcher", "MODE"}});
+         "--rendezvous", o.world.rendezvous.file,
+         "without MPI and NCCL_COMM_ID: shared file through which rank 0 publishes the NCCL id")
+      ->type_name("FILE");
+  app.add_option("--launcher", launcher, "auto (MPI when started by mpirun/PMIx), mpi or env")
+      ->type_name("MODE")
+      ->capture_default_str();
 
-  std::vector<std::string> args;
-  for (int k = argc - 1; k >= first; --k) args.emplace_back(argv[k]);
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& err) {
-    throw UsageError(std::string(err.what()) + "; run 'nccl_bench " + collective + " --help'");
-  }
+  if (!parse_command_line(app, argc, argv, first, usage)) return std::nullopt;
 
-  if (!b.empty()) o.min_bytes = parse_size_flag("-b", b);
-  if (!e.empty()) o.max_bytes = parse_size_flag("-e", e);
-  if (!i.empty()) o.step_bytes = parse_size_flag("-i", i);
-  if (!f.empty()) {
+  if (min_bw_opt->count() > 0) o.min_busbw = min_bw_value;
+  if (factor->count() > 0 && o.step_factor < 2) {
     // nccl-tests reads 0 and 1 as "no factor"; the documented rule is >= 2.
-    if (auto v = config::parse_int(f); v.ok() && *v < 2) {
-      throw UsageError("-f " + f +
-                       ": the step factor multiplies each size to get the next and must be at "
-                       "least 2; to grow sizes by a fixed increment leave out -f and give -i");
-    }
-    o.step_factor = static_cast<uint64_t>(parse_int_flag("-f", f, 2, 1 << 20));
+    throw UsageError("-f " + std::to_string(o.step_factor) +
+                     ": the step factor multiplies each size to get the next and must be at "
+                     "least 2; to grow sizes by a fixed increment leave out -f and give -i");
   }
-  if (!n.empty()) o.iters = static_cast<int>(parse_int_flag("-n", n, 1, kIntMax));
-  if (!w.empty()) o.warmup_iters = static_cast<int>(parse_int_flag("-w", w, 0, kIntMax));
-  if (!m.empty()) o.agg_iters = static_cast<int>(parse_int_flag("-m", m, 1, 1 << 16));
-  if (!c.empty()) o.check_iters = static_cast<int>(parse_int_flag("-c", c, 0, kIntMax));
-  if (!g.empty()) o.gpus_per_process = static_cast<int>(parse_int_flag("-g", g, 1, 64));
-  if (!t.empty()) o.threads = static_cast<int>(parse_int_flag("-t", t, 1, 64));
+  if (o.step_factor == 0) o.step_factor = 1;  // not given: step by -i
+  o.per_iter_timing = per_iter == 1;
+  o.report_timestamps = timestamps == 1;
+  o.parallel_init = parallel == 1;
   if (o.threads * o.gpus_per_process > 64) {
     throw UsageError("-t " + std::to_string(o.threads) + " x -g " +
                      std::to_string(o.gpus_per_process) +
                      " asks for more than 64 GPUs in one process; lower -t or -g");
   }
-  if (!a.empty()) o.average = static_cast<int>(parse_int_flag("-a", a, 0, 3));
-  if (!z.empty()) o.blocking = static_cast<int>(parse_int_flag("-z", z, 0, 3));
-  if (!G.empty()) o.graph_launches = static_cast<int>(parse_int_flag("-G", G, 0, kIntMax));
-  if (!T.empty()) o.world.timeout_seconds = parse_timeout_flag("-T", T);
-  if (!min_bw.empty()) o.min_busbw = parse_double_flag("--min-busbw", min_bw, 0.0);
   o.world.launcher = parse_launcher(launcher);
   o.world.gpus_per_process = o.threads * o.gpus_per_process;
+  o.world.threads = o.threads;
+  o.world.parallel_init = o.parallel_init;
 
-  if (!r.empty()) o.root = r == "all" ? -1 : static_cast<int>(parse_int_flag("-r", r, 0, kIntMax));
+  if (r == "all") {
+    o.root = -1;
+  } else if (const std::string bad = check_int(r, 0, kIntMax); !bad.empty()) {
+    throw UsageError("-r " + bad + ", or all");
+  } else {
+    o.root = static_cast<int>(*config::parse_int(r));
+  }
   if (d == "all") {
     for (const DataType& dt : all_dtypes()) o.dtypes.push_back(&dt);
   } else if (const DataType* dt = find_dtype(d)) {
@@ -206,7 +308,7 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   }
   if (op == "all") {
     for (const RedOp& ro : all_redops()) o.ops.push_back(&ro);
-  } else if (const RedOp* ro = find_redop(op)) {
+  } else if (const RedOp* ro = find_redop(op == "premulsum" ? "mulsum" : op)) {
     o.ops.push_back(ro);
   } else {
     throw UsageError("-o '" + op + "' is not a reduction op; use " + std::string(redop_choices()));
@@ -221,12 +323,22 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
   if (o.step_factor > 1 && o.min_bytes == 0) {
     throw UsageError("-b 0 with -f never grows; start at -b 1 or more, or use -i");
   }
-  if (o.graph_launches > 0 && o.blocking == 3) {
-    throw UsageError("-z 3 cannot be combined with -G (a graph has no per-iteration barrier)");
-  }
   if (o.graph_launches > 0 && o.blocking != 0) {
     throw UsageError("-z " + std::to_string(o.blocking) +
                      " cannot be combined with -G; use -z 0 with graphs");
+  }
+  if (o.per_iter_timing && o.graph_launches > 0) {
+    throw UsageError(
+        "-I 1 cannot be combined with -G: a graph's iterations are not timed one by "
+        "one; leave out one of them");
+  }
+  if (o.per_iter_skip > 0 && !o.per_iter_timing) {
+    throw UsageError("-K " + std::to_string(o.per_iter_skip) +
+                     " skips iterations of the -I columns; give -I 1 with it");
+  }
+  if (o.per_iter_skip >= o.iters) {
+    throw UsageError("-K " + std::to_string(o.per_iter_skip) + " leaves none of the " +
+                     std::to_string(o.iters) + " iterations (-n); give -K below -n");
   }
   return o;
 }

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
-#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace ringside::bench {
@@ -36,6 +35,11 @@ struct BenchOptions {
   int average = 1;                      // -a 0=rank0 1=avg 2=min 3=max
   int blocking = 0;                     // -z 0..3
   int graph_launches = 0;               // -G
+  int run_cycles = 1;                   // -N: passes over the sizes, 0 = until stopped
+  bool per_iter_timing = false;         // -I: per-iteration CUDA event times, summary columns
+  int per_iter_skip = 0;                // -K: leading iterations left out of the -I summary
+  bool report_timestamps = false;       // -S: a timestamp ends each row
+  bool parallel_init = false;           // -p: each -t thread creates its communicators
   std::string json_file;                // --json / -J
   std::string trace_dir;                // --trace-dir
   std::optional<double> min_busbw;      // --min-busbw GB/s
@@ -51,17 +55,27 @@ std::optional<BenchOptions> parse_bench_options(const std::string& collective, i
 // The sizes to run, nccl-tests' sequence from -b to -e by -f or -i.
 std::vector<uint64_t> bench_sizes(const BenchOptions& o);
 
-// Shared option parsing helpers (also used by validate).
+// Typed options shared with validate.  Each takes its variable, whose value
+// is the default shown in --help; a malformed or out-of-range value is a parse
+// error naming the option and the accepted range.
 uint64_t parse_size_flag(const std::string& flag, const std::string& text);
-// Names in `app`'s help what each option takes ("BYTES", "N", "SEC"), by flag: values are
-// read as text (nccl-tests' forms, our own messages), which help would call TEXT.
-void name_option_values(CLI::App& app,
-                        std::initializer_list<std::pair<const char*, const char*>> flag_types);
-int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max);
-double parse_double_flag(const std::string& flag, const std::string& text, double min);
+// A whole number from `min` to `max`.
+CLI::Option* add_int_option(CLI::App& app, const std::string& names, int& value, int min, int max,
+                            const std::string& description);
+CLI::Option* add_uint_option(CLI::App& app, const std::string& names, uint64_t& value, uint64_t min,
+                             uint64_t max, const std::string& description);
+// A number >= `min`.
+CLI::Option* add_double_option(CLI::App& app, const std::string& names, double& value, double min,
+                               const std::string& description);
+// Bytes with an optional K/M/G/T suffix (powers of 1024); `shown` is the default for --help.
+CLI::Option* add_size_option(CLI::App& app, const std::string& names, uint64_t& value,
+                             const std::string& shown, const std::string& description);
 // -T/--timeout: seconds (units s, m, h, ms allowed), 0 = no limit.
 inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
-double parse_timeout_flag(const std::string& flag, const std::string& text);
+CLI::Option* add_timeout_option(CLI::App& app, double& value);
 Launcher parse_launcher(const std::string& text);
+// Parses argv[first..argc) into `app`.  Returns false when --help was printed; a
+// bad command line is a UsageError ending in "run '<usage> --help'".
+bool parse_command_line(CLI::App& app, int argc, char** argv, int first, const std::string& usage);
 
 }  // namespace ringside::bench

@@ -12,19 +12,28 @@
 
 namespace ringside::bench {
 
+// -I's summary of one measurement's iterations.
+struct IterStats {
+  double min_us = 0;
+  double max_us = 0;
+  double p99_us = 0;
+  double cv_pct = 0;  // standard deviation over the mean
+};
+
 struct Measurement {
   double time_us = 0;
   double alg_gbps = 0;
   double bus_gbps = 0;
   int64_t wrong = 0;
-  bool checked = false;  // false prints N/A
+  bool checked = false;                 // false prints N/A
+  std::optional<IterStats> iterations;  // -I
 };
 
 struct ResultRow {
   uint64_t size = 0;   // bytes, nccl-tests' size column
   uint64_t count = 0;  // elements passed to NCCL
   std::string type;
-  std::string redop;  // "none" when the collective has no op
+  std::string redop;  // "none" when the collective shows no op (Collective::op_rows)
   int root = -1;
   Measurement out_of_place;
   Measurement in_place;
@@ -55,6 +64,9 @@ class Report {
   const World& world_;
   bool printing_;
 };
+
+// nccl-tests' name of the test, e.g. "all_reduce_perf" (also the drop-in's program name).
+std::string test_name(const Collective& c);
 
 // nccl-tests' number formatting: fixed width, 2, 1 or 0 decimals, else exponent.
 std::string format_float(double value, int width);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <thread>
 
 #include "core/errors.h"
+#include "ringside/count_text.h"
 #include "ringside/bandwidth.h"
 
 namespace ringside::bench {
@@ -23,6 +25,61 @@ std::byte* at(void* base, size_t elements, size_t elt) {
 }
 
 }  // namespace
+
+IterEvents::IterEvents(std::span<const LocalRank> ranks, int count) : ranks_(ranks) {
+  if (count == 0) return;
+  for (const LocalRank& l : ranks_) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+    std::vector<cudaEvent_t>& ev = events_.emplace_back(static_cast<size_t>(count), nullptr);
+    for (cudaEvent_t& e : ev) RINGSIDE_CUDA_CHECK(cudaEventCreate(&e));
+  }
+}
+
+IterEvents::~IterEvents() {
+  for (size_t i = 0; i < events_.size(); ++i) {
+    cudaSetDevice(ranks_[i].cs.device);
+    for (cudaEvent_t e : events_[i]) cudaEventDestroy(e);
+  }
+}
+
+void IterEvents::record(int index) {
+  for (size_t i = 0; i < events_.size(); ++i) {
+    RINGSIDE_CUDA_CHECK(cudaSetDevice(ranks_[i].cs.device));
+    RINGSIDE_CUDA_CHECK(
+        cudaEventRecord(events_[i][static_cast<size_t>(index)], ranks_[i].cs.stream));
+  }
+}
+
+double IterEvents::max_seconds(int from, int to) const {
+  double worst = 0;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    float ms = 0;
+    RINGSIDE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i][static_cast<size_t>(from)],
+                                             events_[i][static_cast<size_t>(to)]));
+    worst = std::max(worst, static_cast<double>(ms) * 1e-3);
+  }
+  return worst;
+}
+
+IterStats summarize_iterations(std::span<const double> seconds) {
+  IterStats st;
+  if (seconds.empty()) return st;
+  std::vector<double> sorted(seconds.begin(), seconds.end());
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  st.min_us = sorted.front() * 1e6;
+  st.max_us = sorted.back() * 1e6;
+  // Nearest rank: the smallest value with at least 99% of the samples at or below it.
+  st.p99_us = sorted[std::min(n - 1, (n * 99 + 99) / 100 - 1)] * 1e6;
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  const double mean = sum / static_cast<double>(n);
+  double var = 0;
+  for (double v : sorted) var += (v - mean) * (v - mean);
+  const double stdev = std::sqrt(var / static_cast<double>(n));
+  st.cv_pct = mean > 0 ? stdev / mean * 100 : 0;
+  return st;
+}
 
 Runner::Runner(World& world, const BenchOptions& options, const Report& report, OpTrace* trace,
                int thread)
@@ -79,7 +136,7 @@ Runner::Setup Runner::make_setup(const DataType* type, const RedOp* op, int root
 void Runner::describe(const char* phase, const Setup& s, bool in_place) {
   what_ = std::string(phase) + o_.collective->name + " of " + std::to_string(s.size) + " bytes (" +
           s.type->name;
-  if (o_.collective->has_redop) what_ += std::string(", ") + s.op->name;
+  if (o_.collective->op_rows) what_ += std::string(", ") + s.op->name;
   if (o_.collective->has_root) what_ += ", root " + std::to_string(s.root);
   what_ += in_place ? ", in place)" : ", out of place)";
 }
@@ -103,6 +160,15 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
     a.count = s.c.param;
     a.type = s.type->nccl;
     a.op = s.op->nccl;
+    const bool premul = o_.collective->has_redop && s.op->nccl == kPreMulSum;
+    if (premul) {
+      // nccl-tests' mulsum: a scalar per rank, the op made for this one call.
+      unsigned char scalar[8] = {};
+      store_value(s.type->nccl, scalar, 0, premul_scalar(rank));
+      RINGSIDE_NCCL_WATCH(wd_, cs_, what_,
+                          ncclRedOpCreatePreMulSum(&a.op, scalar, s.type->nccl,
+                                                   ncclScalarHostImmediate, ls[i].cs.comm));
+    }
     a.root = s.root;
     a.rank = rank;
     a.nranks = world_.nranks();
@@ -110,13 +176,15 @@ void Runner::issue(const Setup& s, bool in_place, bool capturing) {
     a.stream = ls[i].cs.stream;
     if (trace_ != nullptr) trace_->before(first_ + i, timed);
     RINGSIDE_NCCL_WATCH(wd_, cs_, what_, o_.collective->run(a));
+    if (premul) RINGSIDE_NCCL_WATCH(wd_, cs_, what_, ncclRedOpDestroy(a.op, a.comm));
     if (trace_ != nullptr) {
       OpDesc d;
       d.kind = o_.collective->kind;
       d.count = s.c.param;
       d.bytes = nccl_tests_size(o_.collective->kind, s.c.param, s.type->size, world_.nranks());
       d.dtype = static_cast<uint8_t>(s.type->nccl);
-      d.redop = o_.collective->has_redop ? static_cast<uint8_t>(s.op->nccl) : 0;
+      d.redop =
+          o_.collective->has_redop ? static_cast<uint8_t>(s.op->nccl) : 0;  // mulsum: kPreMulSum
       d.peer = o_.collective->has_root ? s.root : -1;
       d.flags = static_cast<uint8_t>((in_place ? trace::kFlagInPlace : 0) |
                                      (capturing ? trace::kFlagGraphCapture : 0) |
@@ -192,10 +260,15 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
       RINGSIDE_CUDA_CHECK(cudaStreamBeginCapture(l.cs.stream, cudaStreamCaptureModeThreadLocal));
     }
   }
+  // -I: an event before every iteration and one after the last, or with -z 3
+  // (which waits after every iteration) a start and an end per iteration.
+  const bool paired = o_.blocking == 3;
+  IterEvents events(ls, !o_.per_iter_timing ? 0 : paired ? 2 * o_.iters : o_.iters + 1);
   double coll_only = 0;
   double t0 = now_seconds();
   for (int iter = 0; iter < o_.iters; ++iter) {
     const double t_iter = now_seconds();
+    events.record(paired ? 2 * iter : iter);
     if (o_.agg_iters > 1) RINGSIDE_NCCL_CHECK(ncclGroupStart());
     for (int a = 0; a < o_.agg_iters; ++a) issue(s, in_place, graph);
     if (o_.agg_iters > 1) RINGSIDE_NCCL_WATCH(wd_, cs_, what_, ncclGroupEnd());
@@ -204,10 +277,12 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
       if (o_.blocking == 1) barrier();
     } else if (o_.blocking == 3) {
       sync_all(false, true);
+      events.record(2 * iter + 1);
       coll_only += now_seconds() - t_iter;
       barrier();
     }
   }
+  if (!paired) events.record(o_.iters);
   std::vector<cudaGraphExec_t> execs;
   if (graph) {
     for (LocalRank& l : ls) {
@@ -243,6 +318,7 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
   seconds = combine_time(seconds);
   Measurement m;
   m.time_us = seconds * 1e6;
+  if (o_.per_iter_timing) m.iterations = iteration_stats(events, paired);
   const Bandwidth bw = compute_bandwidth(
       o_.collective->kind,
       nccl_tests_size(o_.collective->kind, s.c.param, s.type->size, world_.nranks()), seconds,
@@ -262,12 +338,26 @@ Measurement Runner::bench_time(const Setup& s, bool in_place) {
   return m;
 }
 
+IterStats Runner::iteration_stats(const IterEvents& events, bool paired) {
+  // Each iteration's time is the slowest local GPU's, then the slowest process's.
+  std::vector<double> times(static_cast<size_t>(o_.iters), 0.0);
+  for (int it = 0; it < o_.iters; ++it) {
+    const int from = paired ? 2 * it : it;  // to the next event either way
+    times[static_cast<size_t>(it)] = events.max_seconds(from, from + 1) / o_.agg_iters;
+  }
+  std::vector<std::vector<double>> mine_times(cs_.size(), times);
+  times = oob_allreduce(wd_, cs_, mine_times, ncclMax, what_)[0];
+  return summarize_iterations(
+      std::span<const double>(times).subspan(static_cast<size_t>(o_.per_iter_skip)));
+}
+
 int64_t Runner::check_once(const Setup& s, bool in_place, int rep) {
   const auto ls = mine();
   const size_t elt = static_cast<size_t>(s.type->size);
   const ncclDataType_t t = s.type->nccl;
   InputGen gen;
   gen.reduction = o_.collective->has_redop;
+  gen.fp8 = s.type->size == 1 && s.type->is_float;
   gen.op = s.op->nccl;
   gen.nranks = world_.nranks();
   gen.rep = rep;
@@ -329,13 +419,13 @@ Summary Runner::run() {
   } else {
     if (o_.root >= world_.nranks()) {
       throw UsageError("-r " + std::to_string(o_.root) + " is not a rank of this job (" +
-                       std::to_string(world_.nranks()) + " ranks); give a root from 0 to " +
+                       count_text(world_.nranks(), "rank") + "); give a root from 0 to " +
                        std::to_string(world_.nranks() - 1) + " or all");
     }
     roots.push_back(o_.root);
   }
   std::vector<const RedOp*> ops = o_.ops;
-  if (!o_.collective->has_redop) ops.resize(1);  // the op is irrelevant
+  if (!o_.collective->op_rows) ops.resize(1);  // nccl-tests shows one row, "none"
 
   for (const DataType* type : o_.dtypes) {
     for (const RedOp* op : ops) {
@@ -343,23 +433,26 @@ Summary Runner::run() {
         const int root = root_shown < 0 ? 0 : root_shown;
         barrier();
         warm_up(type, op, root);
-        for (uint64_t size : bench_sizes(o_)) {
-          const Setup s = make_setup(type, op, root, size);
-          ResultRow row;
-          row.size = std::max(s.c.send, s.c.recv) * static_cast<uint64_t>(type->size);
-          row.count = s.c.param;
-          row.type = type->name;
-          row.redop = o_.collective->has_redop ? op->name : "none";
-          row.root = root_shown;
-          if (printing_) report_.row_start(row);
-          row.out_of_place = bench_time(s, false);
-          if (printing_) report_.measurement(row.out_of_place);
-          row.in_place = bench_time(s, true);
-          if (printing_) report_.measurement(row.in_place);
-          if (printing_) report_.row_end();
-          summary.wrong_total += row.out_of_place.wrong + row.in_place.wrong;
-          summary.rows.push_back(std::move(row));
-          if (trace_ != nullptr) trace_->flush(first_, static_cast<size_t>(o_.gpus_per_process));
+        // -N: every pass prints its rows; 0 runs until the job is stopped.
+        for (int cycle = 0; o_.run_cycles == 0 || cycle < o_.run_cycles; ++cycle) {
+          for (uint64_t size : bench_sizes(o_)) {
+            const Setup s = make_setup(type, op, root, size);
+            ResultRow row;
+            row.size = std::max(s.c.send, s.c.recv) * static_cast<uint64_t>(type->size);
+            row.count = s.c.param;
+            row.type = type->name;
+            row.redop = o_.collective->op_rows ? op->name : "none";
+            row.root = root_shown;
+            if (printing_) report_.row_start(row);
+            row.out_of_place = bench_time(s, false);
+            if (printing_) report_.measurement(row.out_of_place);
+            row.in_place = bench_time(s, true);
+            if (printing_) report_.measurement(row.in_place);
+            if (printing_) report_.row_end();
+            summary.wrong_total += row.out_of_place.wrong + row.in_place.wrong;
+            if (o_.run_cycles != 0) summary.rows.push_back(std::move(row));  // else unbounded
+            if (trace_ != nullptr) trace_->flush(first_, static_cast<size_t>(o_.gpus_per_process));
+          }
         }
       }
     }

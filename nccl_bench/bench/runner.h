@@ -17,6 +17,26 @@
 
 namespace ringside::bench {
 
+// -I: CUDA events on every local rank's stream, `count` of them each.
+class IterEvents {
+ public:
+  IterEvents(std::span<const LocalRank> ranks, int count);
+  ~IterEvents();
+  IterEvents(const IterEvents&) = delete;
+  IterEvents& operator=(const IterEvents&) = delete;
+  void record(int index);
+  // The slowest local rank's time from event `from` to event `to`.
+  double max_seconds(int from, int to) const;
+
+ private:
+  std::span<const LocalRank> ranks_;
+  std::vector<std::vector<cudaEvent_t>> events_;
+};
+
+// -I's columns from per-iteration times (nccl-tests: nearest-rank p99,
+// population standard deviation over the mean).
+IterStats summarize_iterations(std::span<const double> seconds);
+
 class Runner {
  public:
   // `thread`: which of the process's -t threads this is (its GPUs are the
@@ -52,6 +72,7 @@ class Runner {
   void warm_up(const DataType* type, const RedOp* op, int root);
   Measurement bench_time(const Setup& s, bool in_place);
   int64_t check_once(const Setup& s, bool in_place, int rep);
+  IterStats iteration_stats(const IterEvents& events, bool paired);
   double combine_time(double seconds);
   std::span<LocalRank> mine() const;
 

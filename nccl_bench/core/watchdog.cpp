@@ -15,12 +15,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A timed wait polls without sleeping for its first kSpinSeconds (nccl-tests
-// spins all the time), then sleeps 1/256 of the time waited so far, at most
-// kMaxSleepSeconds: the measured time grows by about 1% at most, and a failure
-// is seen within a millisecond.  Other waits do not spin, so that many ranks
+// A timed wait polls without sleeping, yielding the CPU between polls, as
+// nccl-tests does: a sleeping waiter lets its core idle, and waking it (and the
+// threads that complete the work, on the sim) costs more than the measurement
+// can hide.  Other waits sleep from 20 us up to 1 ms, so that many ranks
 // sharing a few cores leave them to the work they wait for.
-constexpr double kSpinSeconds = 5e-3;
 constexpr double kMinSleepSeconds = 20e-6;
 constexpr double kMaxSleepSeconds = 1e-3;
 constexpr size_t kMaxNcclText = 400;
@@ -30,7 +29,7 @@ constexpr size_t kMaxNcclText = 400;
 constexpr double kAbortGraceSeconds = 2;
 
 void pause(double waited, bool timed) {
-  if (timed && waited < kSpinSeconds) {
+  if (timed) {
     std::this_thread::yield();
     return;
   }

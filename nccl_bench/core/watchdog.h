@@ -53,9 +53,9 @@ class Watchdog {
   // Returns when the streams of `cs` are idle.  `what` names the work
   // ("all_reduce of 1048576 bytes ..."), `context` optionally what it was for;
   // both are only read on failure.  A `timed` wait ends a measurement: it
-  // spins at first, for precision.  Throws CommFailure after aborting the
-  // communicators of `cs` on an asynchronous error, a timeout, or a failure of
-  // another thread (stop()).
+  // never sleeps (it yields between polls, as nccl-tests does).  Throws CommFailure after aborting
+  // the communicators of `cs` on an asynchronous error, a timeout, or a failure of another thread
+  // (stop()).
   void wait(std::span<const CommStream> cs, std::string_view what, std::string_view context = {},
             bool timed = false);
 

@@ -4,9 +4,12 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "core/errors.h"
+#include "ringside/count_text.h"
 
 namespace ringside::bench {
 
@@ -189,16 +192,42 @@ World::World(const WorldOptions& options, int* argc, char*** argv)
     Deadline deadline(watchdog_.timeout_seconds(),
                       "nccl_bench: error: " + error_context() +
                           ": creating the NCCL communicators (ncclCommInitRank, " +
-                          std::to_string(nranks_) + " ranks) did not finish within " + limit +
+                          count_text(nranks_, "rank") + ") did not finish within " + limit +
                           " s (-T): a rank did not start, died before joining or stopped "
                           "responding; exiting with code 2",
                       2);
-    RINGSIDE_NCCL_CHECK(ncclGroupStart());
-    for (LocalRank& l : locals_) {
-      RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
-      RINGSIDE_NCCL_CHECK(ncclCommInitRank(&l.cs.comm, nranks_, uid, l.rank));
+    // One NCCL group per block of local ranks: all of them at once, or (-p)
+    // each -t thread's block from a thread of its own, concurrently.
+    const size_t blocks = options.parallel_init ? static_cast<size_t>(options.threads) : 1;
+    const size_t per_block = locals_.size() / blocks;
+    auto init_block = [&](size_t b) {
+      RINGSIDE_NCCL_CHECK(ncclGroupStart());
+      for (size_t i = b * per_block; i < (b + 1) * per_block; ++i) {
+        LocalRank& l = locals_[i];
+        RINGSIDE_CUDA_CHECK(cudaSetDevice(l.cs.device));
+        RINGSIDE_NCCL_CHECK(ncclCommInitRank(&l.cs.comm, nranks_, uid, l.rank));
+      }
+      RINGSIDE_NCCL_CHECK(ncclGroupEnd());
+    };
+    if (blocks == 1) {
+      init_block(0);
+    } else {
+      std::vector<std::exception_ptr> errors(blocks);
+      std::vector<std::thread> threads;
+      for (size_t b = 0; b < blocks; ++b) {
+        threads.emplace_back([&, b] {
+          try {
+            init_block(b);
+          } catch (...) {
+            errors[b] = std::current_exception();
+          }
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      for (const std::exception_ptr& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
     }
-    RINGSIDE_NCCL_CHECK(ncclGroupEnd());
   }
   std::vector<int> members(static_cast<size_t>(nranks_));
   for (int r = 0; r < nranks_; ++r) members[static_cast<size_t>(r)] = r;

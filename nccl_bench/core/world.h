@@ -24,7 +24,9 @@ namespace ringside::bench {
 struct WorldOptions {
   Launcher launcher = Launcher::kAuto;
   RendezvousOptions rendezvous;
-  int gpus_per_process = 1;
+  int gpus_per_process = 1;    // every thread's GPUs
+  int threads = 1;             // -t: the process's GPUs are `threads` blocks
+  bool parallel_init = false;  // -p: each block's communicators created by a thread of its own
   double timeout_seconds = kDefaultTimeoutSeconds;  // -T: bound of every wait, 0 = none
 };
 

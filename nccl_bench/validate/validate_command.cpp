@@ -44,53 +44,37 @@ struct ValidateOptions {
 std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
   ValidateOptions o;
   CLI::App app("nccl_bench validate: PASS/FAIL per node and per link", "nccl_bench validate");
-  std::string threshold, sizes, iters, warmup, timeout, launcher = "auto";
+  std::string sizes, launcher = "auto";
   app.add_option("--baseline", o.baseline,
-                 "JSON file of minimum bus bandwidths per GPU model, test and size");
+                 "JSON file of minimum bus bandwidths per GPU model, test and size")
+      ->type_name("FILE");
   app.add_option("--level", o.level,
-                 "quick: ring of node pairs; full: every node pair and a global all_reduce");
-  app.add_option("--fleet-threshold", threshold,
-                 "percent below the peers' median that fails (default 10)");
+                 "quick: ring of node pairs; full: every node pair and a global all_reduce")
+      ->type_name("LEVEL")
+      ->capture_default_str();
+  add_double_option(app, "--fleet-threshold", o.threshold_pct, 0.0,
+                    "percent below the peers' median that fails");
   app.add_flag("--drain", o.drain, "run the printed scontrol drain commands for failing nodes");
-  app.add_option("--json", o.json_file, "write the verdict as JSON to this file");
-  app.add_option("--sizes", sizes,
-                 "comma-separated message sizes (default quick 64M, full 4M,64M)");
-  app.add_option("-n,--iters", iters, "timed iterations per test and size (default 10)");
-  app.add_option("-w,--warmup_iters", warmup, "warm-up iterations (default 2)");
-  app.add_option("-T,--timeout", timeout,
-                 "give up a wait for the GPUs after this many seconds (0: never), default 600");
+  app.add_option("--json", o.json_file, "write the verdict as JSON to this file")
+      ->type_name("FILE");
+  app.add_option("--sizes", sizes, "comma-separated message sizes (default quick 64M, full 4M,64M)")
+      ->type_name("BYTES,...");
+  add_int_option(app, "-n,--iters", o.iters, 1, 1 << 20, "timed iterations per test and size");
+  add_int_option(app, "-w,--warmup_iters", o.warmup, 0, 1 << 20, "warm-up iterations");
+  add_timeout_option(app, o.world.timeout_seconds);
   app.add_option("--rendezvous", o.world.rendezvous.file,
-                 "shared file for the NCCL id without MPI/NCCL_COMM_ID");
-  app.add_option("--launcher", launcher, "auto, mpi or env");
-  name_option_values(app, {{"--baseline", "FILE"},
-                           {"--level", "LEVEL"},
-                           {"--fleet-threshold", "PCT"},
-                           {"--json", "FILE"},
-                           {"--sizes", "BYTES,..."},
-                           {"-n", "N"},
-                           {"-w", "N"},
-                           {"-T", "SEC"},
-                           {"--rendezvous", "FILE"},
-                           {"--launcher", "MODE"}});
-  std::vector<std::string> args;
-  for (int k = argc - 1; k >= 2; --k) args.emplace_back(argv[k]);
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + "; run 'nccl_bench validate --help'");
-  }
+                 "shared file for the NCCL id without MPI/NCCL_COMM_ID")
+      ->type_name("FILE");
+  app.add_option("--launcher", launcher, "auto, mpi or env")
+      ->type_name("MODE")
+      ->capture_default_str();
+  if (!parse_command_line(app, argc, argv, 2, "nccl_bench validate")) return std::nullopt;
   if (o.level != "quick" && o.level != "full") {
     throw UsageError("--level '" + o.level + "': use quick or full");
   }
-  if (!threshold.empty()) o.threshold_pct = parse_double_flag("--fleet-threshold", threshold, 0.0);
-  if (o.threshold_pct >= 100)
-    throw UsageError("--fleet-threshold " + threshold + " must be below 100");
-  if (!iters.empty()) o.iters = static_cast<int>(parse_int_flag("-n", iters, 1, 1 << 20));
-  if (!warmup.empty()) o.warmup = static_cast<int>(parse_int_flag("-w", warmup, 0, 1 << 20));
-  if (!timeout.empty()) o.world.timeout_seconds = parse_timeout_flag("-T", timeout);
+  if (o.threshold_pct >= 100) {
+    throw UsageError("--fleet-threshold " + std::to_string(o.threshold_pct) + " must be below 100");
+  }
   o.world.launcher = parse_launcher(launcher);
   o.world.gpus_per_process = 1;
   if (!sizes.empty()) {
@@ -286,15 +270,16 @@ int run_drains(const std::vector<std::vector<std::string>>& cmds) {
     int status = 0;
     const int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
     if (rc != 0) {
-      std::fprintf(stderr, "nccl_bench: cannot run scontrol: %s; is Slurm's scontrol in PATH?\n",
+      std::fprintf(stderr,
+                   "nccl_bench: error: cannot run scontrol: %s; is Slurm's scontrol in PATH?\n",
                    std::strerror(rc));
       ++failures;
       continue;
     }
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "nccl_bench: '%s' failed (status %d)\n", render_command(cmd).c_str(),
-                   status);
+      std::fprintf(stderr, "nccl_bench: error: '%s' failed (status %d)\n",
+                   render_command(cmd).c_str(), status);
       ++failures;
     }
   }

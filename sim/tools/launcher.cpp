@@ -27,6 +27,10 @@ extern char** environ;
 namespace ringside::sim {
 namespace {
 
+const char* ranks_word(int n) {
+  return n == 1 ? "rank" : "ranks";
+}
+
 using Clock = std::chrono::steady_clock;
 
 bool is_executable_file(const std::string& path) {
@@ -155,8 +159,8 @@ class Job {
       if (first_failure_ == 0) first_failure_ = code;
       if (options_.kill_on_bad_exit && live_ > 0 && !bad_exit_kill_sent_) {
         bad_exit_kill_sent_ = true;
-        std::fprintf(stderr, "simrun: --kill-on-bad-exit: sending SIGTERM to the other %d ranks\n",
-                     live_);
+        std::fprintf(stderr, "simrun: --kill-on-bad-exit: sending SIGTERM to the other %d %s\n",
+                     live_, ranks_word(live_));
         terminate_all(SIGTERM);
         start_kill_timer();
       }
@@ -203,8 +207,8 @@ class Job {
         sig = sigwaitinfo(&handled, &info);
       }
       if (sig == SIGINT || sig == SIGTERM) {
-        std::fprintf(stderr, "simrun: got %s, forwarding it to %d running ranks\n",
-                     sig == SIGINT ? "SIGINT" : "SIGTERM", live_);
+        std::fprintf(stderr, "simrun: got %s, forwarding it to %d running %s\n",
+                     sig == SIGINT ? "SIGINT" : "SIGTERM", live_, ranks_word(live_));
         terminate_all(sig);
         start_kill_timer();
       }
@@ -212,17 +216,17 @@ class Job {
       const auto now = Clock::now();
       if (time_limit && now >= *time_limit && live_ > 0) {
         std::fprintf(stderr,
-                     "simrun: time limit of %g s reached, sending SIGTERM to %d running ranks "
+                     "simrun: time limit of %g s reached, sending SIGTERM to %d running %s "
                      "(SIGKILL in %g s)\n",
-                     options_.timeout_s, live_, options_.kill_after_s);
+                     options_.timeout_s, live_, ranks_word(live_), options_.kill_after_s);
         time_limit.reset();
         timed_out_ = true;
         terminate_all(SIGTERM);
         start_kill_timer();
       }
       if (kill_deadline_ && now >= *kill_deadline_ && live_ > 0) {
-        std::fprintf(stderr, "simrun: %d ranks still running after %g s, sending SIGKILL\n", live_,
-                     options_.kill_after_s);
+        std::fprintf(stderr, "simrun: %d %s still running after %g s, sending SIGKILL\n", live_,
+                     ranks_word(live_), options_.kill_after_s);
         kill_deadline_.reset();
         terminate_all(SIGKILL);
         reap_all_blocking();

@@ -100,19 +100,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    std::fprintf(stderr,
-                 "simrun: %s\nsimrun takes no positional arguments: put '--' between simrun's "
-                 "flags and the program; see 'simrun --help' for the flags.\n",
-                 e.what());
+    std::fprintf(
+        stderr,
+        "simrun: error: %s\nsimrun takes no positional arguments: put '--' between simrun's "
+        "flags and the program; see 'simrun --help' for the flags.\n",
+        e.what());
     return kUsageError;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "simrun: %s\nRun 'simrun --help' for usage.\n", e.what());
+    std::fprintf(stderr, "simrun: error: %s\nRun 'simrun --help' for usage.\n", e.what());
     return kUsageError;
   }
 
   if (split + 1 >= argc) {
-    std::fprintf(stderr,
-                 "simrun: no program given; usage: simrun -n N [flags] -- PROGRAM [ARGS...]\n");
+    std::fprintf(
+        stderr,
+        "simrun: error: no program given; usage: simrun -n N [flags] -- PROGRAM [ARGS...]\n");
     return kUsageError;
   }
   for (int i = split + 1; i < argc; ++i) options.command.emplace_back(argv[i]);
@@ -123,7 +125,7 @@ int main(int argc, char** argv) {
   try {
     return ringside::sim::run_job(options);
   } catch (const ringside::sim::LaunchError& e) {
-    std::fprintf(stderr, "simrun: %s\n", e.message.c_str());
+    std::fprintf(stderr, "simrun: error: %s\n", e.message.c_str());
     return kUsageError;
   }
 }

@@ -28,6 +28,10 @@ done
 cd "$work"
 mkdir run && cd run
 [[ $("$prefix/bin/ringside" --version) == "ringside "* ]] || fail "ringside --version"
+# nccl-tests' names are nccl_bench.
+[[ -L $prefix/bin/all_reduce_perf && $(readlink "$prefix/bin/all_reduce_perf") == nccl_bench ]] ||
+  fail "bin/all_reduce_perf is not a link to nccl_bench"
+"$prefix/bin/sendrecv_perf" --help | grep -q -- '--run_cycles' || fail "sendrecv_perf --help"
 LD_LIBRARY_PATH="$prefix/lib/ringside/sim" "$prefix/bin/simrun" -n 8 --nodes 2 \
   --cluster "$prefix/share/ringside/scenarios/straggler_gpu.json" --timeout 600 -- \
   "$prefix/bin/ringside" run -o traces -- "$prefix/libexec/ringside/train_example" --steps 40 \

@@ -16,6 +16,7 @@ namespace {
 TEST(HostData, SmallIntegersRoundTripExactlyInEveryType) {
   for (const DataType& t : all_dtypes()) {
     for (double v : {0.0, 1.0, 2.0, 3.0, 63.0, 127.0}) {
+      if (t.size == 1 && t.is_float && v > 8) continue;  // fp8: exact to 8 (e5m2), 16 (e4m3)
       EXPECT_EQ(as_type(t.nccl, v), v) << t.name << " " << v;
     }
   }
@@ -62,10 +63,34 @@ TEST(HostData, DatatypeAndOpNames) {
   EXPECT_EQ(find_dtype("float")->nccl, ncclFloat32);
   EXPECT_EQ(find_dtype("bf16")->nccl, ncclBfloat16);
   EXPECT_EQ(find_dtype("half")->size, 2);
-  EXPECT_EQ(find_dtype("f8e4m3"), nullptr);
+  EXPECT_EQ(find_dtype("f8e4m3")->nccl, ncclFloat8e4m3);
+  EXPECT_EQ(find_dtype("fp8_e5m2")->nccl, ncclFloat8e5m2);
   EXPECT_EQ(find_dtype("Float"), nullptr);
   EXPECT_EQ(find_redop("avg")->nccl, ncclAvg);
-  EXPECT_EQ(find_redop("mulsum"), nullptr);
+  EXPECT_EQ(find_redop("mulsum")->nccl, kPreMulSum);
+  EXPECT_EQ(find_redop("premulsum"), nullptr);  // an alias of the -o flag only
+}
+
+// The 8-bit floats: e4m3 has 3 mantissa bits and saturates at 448, e5m2 has 2 and
+// saturates at 57344; ties go to the even code.
+TEST(HostData, EightBitFloats) {
+  EXPECT_EQ(as_type(ncclFloat8e4m3, 16.0), 16.0);
+  EXPECT_EQ(as_type(ncclFloat8e4m3, 17.0), 16.0);  // halfway between 16 and 18: even
+  EXPECT_EQ(as_type(ncclFloat8e4m3, 19.0), 20.0);  // halfway between 18 and 20: even
+  EXPECT_EQ(as_type(ncclFloat8e4m3, 1000.0), 448.0);
+  EXPECT_EQ(as_type(ncclFloat8e4m3, -0.5), -0.5);
+  EXPECT_EQ(as_type(ncclFloat8e4m3, 0.001953125), 0.001953125);  // smallest subnormal
+  EXPECT_EQ(as_type(ncclFloat8e5m2, 9.0), 8.0);
+  EXPECT_EQ(as_type(ncclFloat8e5m2, 7.0), 7.0);
+  EXPECT_EQ(as_type(ncclFloat8e5m2, 1e6), 57344.0);
+  InputGen g{true, ncclSum, 4, 0, true};
+  for (size_t i = 0; i < 20; ++i) EXPECT_LE(g(1, i), 1.0);
+}
+
+// mulsum: rank r's input times 1 + r % 2.
+TEST(HostData, PreMulSumScalesEachRank) {
+  InputGen g{true, kPreMulSum, 3, 2};
+  EXPECT_EQ(g.reduced(4), g(0, 4) + 2 * g(1, 4) + g(2, 4));
 }
 
 // nccl-tests: size column = max(send, recv) bytes; per-rank shares are rounded

@@ -39,7 +39,8 @@ TEST(Options, FlagsAreParsed) {
        "-w",     "0",      "-c",          "3",  "-o",          "max", "-d",           "bfloat16",
        "-r",     "2",      "-g",          "2",  "-a",          "3",   "-z",           "1",
        "--json", "x.json", "--trace-dir", "t",  "--min-busbw", "1.5", "--rendezvous", "rv",
-       "-t",     "3"},
+       "-t",     "3",      "-N",          "4",  "-I",          "1",   "-K",           "2",
+       "-S",     "1",      "-p",          "1"},
       "reduce");
   ASSERT_TRUE(o);
   EXPECT_EQ(o->min_bytes, 8u);
@@ -60,14 +61,21 @@ TEST(Options, FlagsAreParsed) {
   EXPECT_EQ(o->trace_dir, "t");
   EXPECT_DOUBLE_EQ(o->min_busbw.value(), 1.5);
   EXPECT_EQ(o->world.rendezvous.file, "rv");
+  EXPECT_EQ(o->run_cycles, 4);
+  EXPECT_TRUE(o->per_iter_timing);
+  EXPECT_EQ(o->per_iter_skip, 2);
+  EXPECT_TRUE(o->report_timestamps);
+  EXPECT_TRUE(o->parallel_init);
+  EXPECT_TRUE(o->world.parallel_init);
+  EXPECT_EQ(o->world.threads, 3);
 }
 
 TEST(Options, LongNamesAndAll) {
   auto o = parse({"--minbytes", "1K", "--maxbytes", "4K", "--stepbytes", "1K", "--datatype", "all",
                   "--op", "all", "--root", "all", "--output_file", "y.json"});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->dtypes.size(), 10u);
-  EXPECT_EQ(o->ops.size(), 5u);
+  EXPECT_EQ(o->dtypes.size(), 12u);  // with f8e4m3 and f8e5m2, as nccl-tests on NCCL 2.28
+  EXPECT_EQ(o->ops.size(), 6u);      // with mulsum
   EXPECT_EQ(o->root, -1);
   EXPECT_EQ(o->json_file, "y.json");
   EXPECT_EQ(bench_sizes(*o), (std::vector<uint64_t>{1024, 2048, 3072, 4096}));
@@ -93,7 +101,16 @@ TEST(Options, BadInputIsAUsageError) {
       {"-b", "-1"},
       {"-b", "1G", "-e", "1M"},
       {"-d", "bogus"},
-      {"-o", "mulsum"},
+      {"-o", "bogus"},
+      {"-F", "1"},
+      {"-u", "4"},
+      {"-N", "-1"},
+      {"-I", "2"},
+      {"-S", "2"},
+      {"-p", "2"},
+      {"-K", "1"},
+      {"-I", "1", "-K", "20"},
+      {"-I", "1", "-G", "1"},
       {"-t", "0"},
       {"-t", "65"},
       {"-t", "16", "-g", "8"},
@@ -182,18 +199,58 @@ TEST(Options, HelpIsNotAnError) {
   EXPECT_NE(out.find("--minbytes"), std::string::npos);
   // Every option says what it takes: a size, a count, seconds, a file...
   EXPECT_EQ(out.find(" TEXT"), std::string::npos) << out;
-  for (const char* taken : {"-b,--minbytes BYTES", "-n,--iters N", "-T,--timeout SEC"})
+  for (const char* taken : {"-b,--minbytes BYTES", "-n,--iters INT", "-T,--timeout SECONDS"})
     EXPECT_NE(out.find(taken), std::string::npos) << taken << " in " << out;
 }
 
-TEST(Options, ABadSizeIsNamedOnce) {
+std::string usage_error(std::vector<std::string> args) {
   try {
-    parse({"-b", "8Q"});
-    ADD_FAILURE() << "-b 8Q was accepted";
+    parse(std::move(args));
   } catch (const UsageError& e) {
-    const std::string m = e.what();
-    EXPECT_EQ(m, "-b: '8Q' has an unknown size unit 'Q' (use K, M, G or T)");
+    return e.what();
   }
+  return "(accepted)";
+}
+
+TEST(Options, ABadSizeIsNamedOnce) {
+  EXPECT_EQ(usage_error({"-b", "8Q"}),
+            "--minbytes: '8Q' has an unknown size unit 'Q' (use K, M, G or T); run 'nccl_bench "
+            "all_reduce --help'");
+}
+
+// CLI11 lists unexpected arguments last first when given a vector; ours keep the
+// command line's order.
+TEST(Options, UnexpectedArgumentsInTheirOrder) {
+  EXPECT_EQ(usage_error({"10", "-X"}),
+            "unexpected arguments: 10 -X; run 'nccl_bench all_reduce --help' for the flags");
+  EXPECT_EQ(usage_error({"one"}),
+            "unexpected argument: one; run 'nccl_bench all_reduce --help' for the flags");
+}
+
+TEST(Options, NumbersNameTheFlagAndTheRange) {
+  EXPECT_EQ(usage_error({"-n", "5x"}),
+            "--iters: '5x' is not a whole number; give a whole number from 1 to 2147483647; run "
+            "'nccl_bench all_reduce --help'");
+  EXPECT_EQ(usage_error({"-I", "2"}),
+            "--per_iter_timing: 2 is out of range; give a whole number from 0 to 1; run "
+            "'nccl_bench all_reduce --help'");
+  const std::string t = usage_error({"-T", "soon"});
+  EXPECT_EQ(t.rfind("--timeout: 'soon'", 0), 0u) << t;
+}
+
+// nccl-tests flags nccl_bench does not take are refused by name, with the reason.
+TEST(Options, UnsupportedNcclTestsFlagsSayWhy) {
+  EXPECT_NE(usage_error({"-F", "1"}).find("-F is not an nccl-tests flag"), std::string::npos);
+  EXPECT_NE(usage_error({"-u", "1"}).find("-u (--unalign) is not implemented"), std::string::npos);
+}
+
+TEST(Options, HelpShowsTypesAndDefaults) {
+  testing::internal::CaptureStdout();
+  parse({"--help"});
+  const std::string out = testing::internal::GetCapturedStdout();
+  for (const char* shown : {"-n,--iters INT=20", "-b,--minbytes BYTES=32M",
+                            "-T,--timeout SECONDS=600", "-N,--run_cycles INT=1", "-o,--op OP=sum"})
+    EXPECT_NE(out.find(shown), std::string::npos) << shown << " in " << out;
 }
 
 }  // namespace

@@ -45,10 +45,15 @@ RunResult run_shell(const std::string& command) {
 }
 
 std::string sim_command(int ranks, int nodes, const std::string& args, const std::string& cluster) {
+  return sim_command_for(NCCL_BENCH_BIN, ranks, nodes, args, cluster);
+}
+
+std::string sim_command_for(const std::string& program, int ranks, int nodes,
+                            const std::string& args, const std::string& cluster) {
   std::string c = std::string("env LD_LIBRARY_PATH=") + SIM_LIB_DIR + " " + SIMRUN_BIN + " -n " +
                   std::to_string(ranks) + " --nodes " + std::to_string(nodes);
   if (!cluster.empty()) c += " --cluster " + cluster;
-  c += " -t 300 -- " NCCL_BENCH_BIN " " + args;
+  c += " -t 300 -- " + program + " " + args;
   return c;
 }
 

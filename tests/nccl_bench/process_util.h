@@ -19,6 +19,9 @@ RunResult run_shell(const std::string& command);
 // "env LD_LIBRARY_PATH=<sim> <simrun> -n N --nodes M [--cluster F] -t 300 -- <nccl_bench> args"
 std::string sim_command(int ranks, int nodes, const std::string& args,
                         const std::string& cluster = "");
+// The same for another program (nccl-tests' names of nccl_bench).
+std::string sim_command_for(const std::string& program, int ranks, int nodes,
+                            const std::string& args, const std::string& cluster = "");
 
 // Whether the sim libraries and simrun are built (tests skip with a message otherwise).
 bool sim_available(std::string* why);
