@@ -149,8 +149,8 @@ EOF
 # Node health hooks (tests of examples/slurm/ringside-node-check): with
 # TESTCLUSTER_HEALTH_CHECK=PROGRAM, slurmd runs PROGRAM as HealthCheckProgram on idle nodes
 # every TESTCLUSTER_HEALTH_CHECK_INTERVAL (5) seconds with the configuration
-# DIR/hooks/health-check.conf, and as the Prolog with DIR/hooks/prolog.conf. Neither file
-# exists until a test writes it (the program then logs that and leaves the nodes alone).
+# DIR/hooks/health-check.conf, and as the Prolog and Epilog with DIR/hooks/prolog.conf and
+# epilog.conf. No file exists until a test writes it (the program then logs that and leaves the nodes alone).
 # slurmd passes these programs none of its environment, so each gets a small wrapper that
 # names its configuration and the cluster's slurm.conf (for scontrol and squeue; a real
 # node's are in /etc/slurm).
@@ -162,7 +162,7 @@ health_hooks() {
   [[ $interval =~ ^[1-9][0-9]*$ ]] || die "TESTCLUSTER_HEALTH_CHECK_INTERVAL='$interval': use a number of seconds"
   mkdir -p "$dir/hooks"
   local hook
-  for hook in health-check prolog; do
+  for hook in health-check prolog epilog; do
     printf '#!/bin/sh\nexport SLURM_CONF=%q RINGSIDE_NODE_CHECK_CONF=%q\nexec %q "$@"\n' \
       "$dir/slurm.conf" "$dir/hooks/$hook.conf" "$program" \
       >"$dir/hooks/$hook"
@@ -173,6 +173,7 @@ health_hooks() {
     echo "HealthCheckInterval=$interval"
     echo "HealthCheckNodeState=IDLE"
     echo "Prolog=$dir/hooks/prolog"
+    echo "Epilog=$dir/hooks/epilog"
   } >>"$dir/slurm.conf"
 }
 

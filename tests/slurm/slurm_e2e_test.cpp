@@ -29,10 +29,6 @@ using nlohmann::json;
 // straggler, few enough to finish in seconds on 2 cores.
 const std::string kTrainArgs = "--steps 30";
 
-std::string scenario(const std::string& name) {
-  return paths().source_dir + "/tests/slurm/scenarios/" + name;
-}
-
 // Submits an example batch script from `dir` as users do: `sbatch --wait` returns
 // when the job ends, with its exit code.  `env` ("VAR=value ") goes before it,
 // with the sim cluster file `cluster`; `job_id` gets the id ("" if none printed).

@@ -50,6 +50,9 @@ std::string fresh_dir(const std::string& name);
 // The Slurm job id of the (possibly finished) job named `job_name`, "" if none.
 std::string job_id_by_name(const std::string& job_name);
 
+// The path of the sim cluster file tests/slurm/scenarios/<name>.
+std::string scenario(const std::string& name);
+
 // Whether <bin_dir>/<name> exists; else a message naming the target to build.
 std::string need_binary(const std::string& name);
 
