@@ -96,7 +96,6 @@ class NodeHealth : public ::testing::Test {
         {"GPUS", "4"},
         {"SIZES", "1M"},
         {"ITERS", "5"},
-        {"TIME_LIMIT", "120"},
         {"ACTION", "drain"},
         {"LOG", log_},
         {"STATE_DIR", dir_ + "/state"},
@@ -285,6 +284,19 @@ TEST_F(NodeHealth, BadConfigurationIsRejectedNamingTheSetting) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("unknown key 'FOO'"), std::string::npos) << r.err;
   EXPECT_EQ(node_states()["node2"].state, "idle");
+
+  // slurmd kills a HealthCheckProgram after 60 s: a longer limit is a mistake there only.
+  std::ofstream(dir_ + "/empty.conf").flush();
+  const std::string check = node_check() + " --check-config --config " + dir_ + "/empty.conf";
+  r = sh("SLURMD_NODENAME=node2 RINGSIDE_NODE_CHECK_TIME_LIMIT=100 " + check);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("TIME_LIMIT '100' (from RINGSIDE_NODE_CHECK_TIME_LIMIT): slurmd kills"),
+            std::string::npos)
+      << r.err;
+  r = sh("SLURM_SCRIPT_CONTEXT=prolog_slurmd SLURM_JOB_ID=1 RINGSIDE_NODE_CHECK_TIME_LIMIT=100 " +
+         check);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TIME_LIMIT=100\t"), std::string::npos) << r.out;
 }
 
 }  // namespace
