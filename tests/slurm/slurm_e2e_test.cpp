@@ -80,15 +80,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-class Slurm : public ::testing::Test {
+class Slurm : public ClusterTest {
  protected:
-  void SetUp() override {
-    reset_transcript();
-    // Not a skip: a cluster that did not come up fails every test.
-    std::string err = enter_cluster();
-    ASSERT_EQ(err, "") << err;
-  }
-
   // Fails the test (with the build hint) unless every named binary is built.
   void need(std::initializer_list<const char*> names) {
     for (const char* n : names) {

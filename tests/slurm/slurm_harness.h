@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace ringside::slurm_test {
 
 struct ShellResult {
@@ -58,5 +60,16 @@ std::string need_binary(const std::string& name);
 
 std::string read_file(const std::string& path);
 std::vector<std::string> list_dir(const std::string& dir);
+
+// A test on the cluster: a fresh transcript and the cluster's variables exported. Not a
+// skip: a cluster that did not come up fails every test.
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reset_transcript();
+    std::string err = enter_cluster();
+    ASSERT_EQ(err, "") << err;
+  }
+};
 
 }  // namespace ringside::slurm_test

@@ -67,12 +67,11 @@ bool wait_for(const std::function<bool()>& done, int deadline_s = kDeadlineSec) 
   return done();
 }
 
-class NodeHealth : public ::testing::Test {
+class NodeHealth : public ClusterTest {
  protected:
   void SetUp() override {
-    reset_transcript();
-    std::string err = enter_cluster();
-    ASSERT_EQ(err, "") << err;
+    ClusterTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(need_binary("nccl_bench"), "") << need_binary("nccl_bench");
     hooks_ = cluster_state()["TESTCLUSTER_DIR"] + "/hooks";
     ASSERT_TRUE(fs::exists(hooks_ + "/health-check"))
