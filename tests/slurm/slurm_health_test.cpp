@@ -227,6 +227,25 @@ TEST_F(NodeHealth, ACheckThatCannotBeMadeLeavesTheNodesAlone) {
   EXPECT_EQ(log_count("drained:"), 0) << log_text();
 }
 
+TEST_F(NodeHealth, ANodeRunningAJobIsLeftAlone) {
+  // Run as slurmd runs it (nothing in the environment but SLURMD_NODENAME and, on the test
+  // cluster, SLURM_CONF) while a job holds node2; slurmd's own checks have no configuration.
+  std::ofstream(dir_ + "/slow.conf") << config("slow_gpu1_node2.json");
+  ShellResult sub = sh("sbatch --parsable -w node2 -N1 -n1 -o /dev/null --wrap 'sleep 300'");
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  std::string job = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  bool running = wait_for([&] { return sh("squeue -h -j " + job + " -o %T").out == "RUNNING\n"; });
+  ASSERT_TRUE(running) << sh("squeue").out;
+  ShellResult r =
+      sh("env -i SLURMD_NODENAME=node2 SLURM_CONF=$SLURM_CONF RINGSIDE_NODE_CHECK_CONF=" + dir_ +
+         "/slow.conf " + node_check());
+  sh("scancel " + job);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(log_count("[node2]: check not made: node state "), 1) << log_text();
+  EXPECT_EQ(log_count("health check: nccl_bench"), 0) << log_text();
+  EXPECT_FALSE(drained(node_states()["node2"]));
+}
+
 TEST_F(NodeHealth, PrologDrainsTheSlowNodeAndTheJobDoesNotRunThere) {
   write_hook_config("prolog", config("slow_gpu1_node2.json"));
   const std::string ran = dir_ + "/ran";
