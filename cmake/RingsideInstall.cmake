@@ -7,6 +7,7 @@
 #   lib/libringside_probe.so                           what `ringside run` preloads (it looks
 #                                                      for it at <prefix>/lib, beside bin/)
 #   lib/ringside/ringside_spank.so                     the Slurm SPANK plugin (srun --ringside)
+#   sbin/ringside-node-check                           the Slurm node health check
 #   lib/libringside_common.a, include/ringside/        the trace library (ringside::trace)
 #   lib/cmake/ringside/, lib/pkgconfig/ringside.pc
 #   share/doc/ringside/                                README and docs/
@@ -34,6 +35,8 @@ install(TARGETS ringside_probe LIBRARY DESTINATION lib COMPONENT runtime)
 if(TARGET ringside_spank)  # the Slurm SPANK plugin (docs/slurm.md), built with Slurm's headers
   install(TARGETS ringside_spank LIBRARY DESTINATION lib/ringside COMPONENT runtime)
 endif()
+# The Slurm node check (HealthCheckProgram, Prolog, Epilog); it runs ../bin/nccl_bench.
+install(PROGRAMS examples/slurm/ringside-node-check DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT runtime)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 

@@ -41,6 +41,10 @@ ringside analyze synth >report.txt || status=$?
 LD_LIBRARY_PATH=/usr/lib/ringside/sim simrun -n 2 --timeout 300 -- nccl_bench all_reduce -b 8 -e 1K -f 4 >bench.txt 2>&1 ||
   { cat bench.txt; fail "nccl_bench from /usr on the sim failed"; }
 grep -q 'Avg bus bandwidth' bench.txt || { cat bench.txt; fail "nccl_bench printed no summary"; }
+: >node-check.conf
+RINGSIDE_NODE_CHECK_CONF=$work/node-check.conf /usr/sbin/ringside-node-check --check-config >check-config.txt &&
+  grep -qF 'nccl_bench: /usr/bin/nccl_bench' check-config.txt ||
+  { cat check-config.txt; fail "/usr/sbin/ringside-node-check does not find /usr/bin/nccl_bench"; }
 
 remove || { cat "$work/remove.log"; fail "dpkg -r failed"; }
 trap 'rm -rf "$work"' EXIT

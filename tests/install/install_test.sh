@@ -14,7 +14,7 @@ prefix=$work/prefix
 fail() { echo "install_test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install failed"; }
-for f in bin/ringside bin/nccl_bench bin/simrun lib/libringside_probe.so lib/libringside_common.a \
+for f in bin/ringside bin/nccl_bench sbin/ringside-node-check bin/simrun lib/libringside_probe.so lib/libringside_common.a \
          include/ringside/trace_reader.h lib/cmake/ringside/ringsideConfig.cmake \
          lib/pkgconfig/ringside.pc lib/ringside/sim/libnccl.so.2 libexec/ringside/train_example \
          share/doc/ringside/README.md share/ringside/scenarios/straggler_gpu.json; do
@@ -32,6 +32,14 @@ mkdir run && cd run
 [[ -L $prefix/bin/all_reduce_perf && $(readlink "$prefix/bin/all_reduce_perf") == nccl_bench ]] ||
   fail "bin/all_reduce_perf is not a link to nccl_bench"
 "$prefix/bin/sendrecv_perf" --help | grep -q -- '--run_cycles' || fail "sendrecv_perf --help"
+# The node check finds the nccl_bench installed beside it.
+"$prefix/sbin/ringside-node-check" --check-config --config /dev/null 2>/dev/null >/dev/null &&
+  fail "ringside-node-check accepted /dev/null as its configuration"
+: >empty.conf
+RINGSIDE_NODE_CHECK_CONF=$PWD/empty.conf "$prefix/sbin/ringside-node-check" --check-config >check-config.txt ||
+  fail "ringside-node-check --check-config failed"
+grep -qF "nccl_bench: $prefix/bin/nccl_bench" check-config.txt ||
+  { cat check-config.txt; fail "ringside-node-check does not find the installed nccl_bench"; }
 LD_LIBRARY_PATH="$prefix/lib/ringside/sim" "$prefix/bin/simrun" -n 8 --nodes 2 \
   --cluster "$prefix/share/ringside/scenarios/straggler_gpu.json" --timeout 600 -- \
   "$prefix/bin/ringside" run -o traces -- "$prefix/libexec/ringside/train_example" --steps 40 \

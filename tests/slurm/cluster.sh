@@ -136,6 +136,7 @@ EOF
     local IFS=,
     echo "PartitionName=debug Nodes=${kNodes[*]} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
   } >"$dir/slurm.conf"
+  health_hooks "$dir"
   # ringside's SPANK plugin (srun --ringside[=DIR]) when the build has one, with the
   # site default folder a site would set.
   if [[ -n ${RINGSIDE_SPANK_PLUGIN:-} ]]; then
@@ -143,6 +144,37 @@ EOF
   else
     : >"$dir/plugstack.conf"
   fi
+}
+
+# Node health hooks (tests of examples/slurm/ringside-node-check): with
+# TESTCLUSTER_HEALTH_CHECK=PROGRAM, slurmd runs PROGRAM as HealthCheckProgram on idle nodes
+# every TESTCLUSTER_HEALTH_CHECK_INTERVAL (5) seconds with the configuration
+# DIR/hooks/health-check.conf, and as the Prolog and Epilog with DIR/hooks/prolog.conf and
+# epilog.conf. No file exists until a test writes it (the program then logs that and leaves the nodes alone).
+# slurmd passes these programs none of its environment, so each gets a small wrapper that
+# names its configuration and the cluster's slurm.conf (for scontrol and squeue; a real
+# node's are in /etc/slurm).
+health_hooks() {
+  local dir=$1 program=${TESTCLUSTER_HEALTH_CHECK:-}
+  [[ -n $program ]] || return 0
+  [[ -x $program ]] || die "TESTCLUSTER_HEALTH_CHECK=$program is not an executable file"
+  local interval=${TESTCLUSTER_HEALTH_CHECK_INTERVAL:-5}
+  [[ $interval =~ ^[1-9][0-9]*$ ]] || die "TESTCLUSTER_HEALTH_CHECK_INTERVAL='$interval': use a number of seconds"
+  mkdir -p "$dir/hooks"
+  local hook
+  for hook in health-check prolog epilog; do
+    printf '#!/bin/sh\nexport SLURM_CONF=%q RINGSIDE_NODE_CHECK_CONF=%q\nexec %q "$@"\n' \
+      "$dir/slurm.conf" "$dir/hooks/$hook.conf" "$program" \
+      >"$dir/hooks/$hook"
+    chmod 0755 "$dir/hooks/$hook"
+  done
+  {
+    echo "HealthCheckProgram=$dir/hooks/health-check"
+    echo "HealthCheckInterval=$interval"
+    echo "HealthCheckNodeState=IDLE"
+    echo "Prolog=$dir/hooks/prolog"
+    echo "Epilog=$dir/hooks/epilog"
+  } >>"$dir/slurm.conf"
 }
 
 # Two slurmd on one host share TmpFS, where Slurm's PMIx plugin makes a folder named

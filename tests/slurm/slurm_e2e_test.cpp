@@ -29,10 +29,6 @@ using nlohmann::json;
 // straggler, few enough to finish in seconds on 2 cores.
 const std::string kTrainArgs = "--steps 30";
 
-std::string scenario(const std::string& name) {
-  return paths().source_dir + "/tests/slurm/scenarios/" + name;
-}
-
 // Submits an example batch script from `dir` as users do: `sbatch --wait` returns
 // when the job ends, with its exit code.  `env` ("VAR=value ") goes before it,
 // with the sim cluster file `cluster`; `job_id` gets the id ("" if none printed).
@@ -84,15 +80,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-class Slurm : public ::testing::Test {
+class Slurm : public ClusterTest {
  protected:
-  void SetUp() override {
-    reset_transcript();
-    // Not a skip: a cluster that did not come up fails every test.
-    std::string err = enter_cluster();
-    ASSERT_EQ(err, "") << err;
-  }
-
   // Fails the test (with the build hint) unless every named binary is built.
   void need(std::initializer_list<const char*> names) {
     for (const char* n : names) {

@@ -158,6 +158,10 @@ std::string job_id_by_name(const std::string& job_name) {
   return id;
 }
 
+std::string scenario(const std::string& name) {
+  return paths().source_dir + "/tests/slurm/scenarios/" + name;
+}
+
 std::string need_binary(const std::string& name) {
   if (fs::exists(paths().bin_dir + "/" + name)) return "";
   return paths().bin_dir + "/" + name + " is missing: build the target '" + name +

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace ringside::slurm_test {
 
 struct ShellResult {
@@ -50,10 +52,24 @@ std::string fresh_dir(const std::string& name);
 // The Slurm job id of the (possibly finished) job named `job_name`, "" if none.
 std::string job_id_by_name(const std::string& job_name);
 
+// The path of the sim cluster file tests/slurm/scenarios/<name>.
+std::string scenario(const std::string& name);
+
 // Whether <bin_dir>/<name> exists; else a message naming the target to build.
 std::string need_binary(const std::string& name);
 
 std::string read_file(const std::string& path);
 std::vector<std::string> list_dir(const std::string& dir);
+
+// A test on the cluster: a fresh transcript and the cluster's variables exported. Not a
+// skip: a cluster that did not come up fails every test.
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reset_transcript();
+    std::string err = enter_cluster();
+    ASSERT_EQ(err, "") << err;
+  }
+};
 
 }  // namespace ringside::slurm_test
