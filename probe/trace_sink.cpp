@@ -10,6 +10,7 @@
 
 #include "background.h"
 #include "cuda_driver.h"
+#include "host_cpu.h"
 #include "link_table.h"
 #include "real_nccl.h"
 #include "ringside/trace_writer.h"
@@ -217,6 +218,7 @@ class TraceSink {
     stats.samples_dropped = rt_.samples.dropped();
     stats.events_dropped = rt_.events.dropped() + rt_.comms.dropped();
     stats.probe_errors = rt_.probe_errors.load(std::memory_order_relaxed);
+    stats.host_run_delay_ns = process_run_delay_ns();
     const Status s = writer_->flush(std::span<const trace::OpRecord>(pending_buf_), stats);
     if (!s.ok()) fail("flushing the trace", s);
   }

@@ -80,15 +80,17 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
   X(uint8_t, origin, "", "how it was created, see CommOrigin")
 
 // Appended at every flush: the running totals at that moment.
-#define RINGSIDE_STATS_FIELDS(X)                                           \
-  X(int64_t, t_ns, "ns", "flush time")                                     \
-  X(uint64_t, flush_index, "", "flush number, from 1")                     \
-  X(uint64_t, ops_recorded, "", "op records captured so far")              \
-  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")  \
-  X(uint64_t, samples_dropped, "", "GPU samples lost")                     \
-  X(uint64_t, events_dropped, "", "events lost")                           \
-  X(uint64_t, probe_errors, "", "internal errors counted by the producer") \
-  X(uint64_t, pending_ops, "", "ops outstanding at this flush (rows in /pending)")
+#define RINGSIDE_STATS_FIELDS(X)                                                   \
+  X(int64_t, t_ns, "ns", "flush time")                                             \
+  X(uint64_t, flush_index, "", "flush number, from 1")                             \
+  X(uint64_t, ops_recorded, "", "op records captured so far")                      \
+  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")          \
+  X(uint64_t, samples_dropped, "", "GPU samples lost")                             \
+  X(uint64_t, events_dropped, "", "events lost")                                   \
+  X(uint64_t, probe_errors, "", "internal errors counted by the producer")         \
+  X(uint64_t, pending_ops, "", "ops outstanding at this flush (rows in /pending)") \
+  X(int64_t, host_run_delay_ns, "ns",                                              \
+    "time the process's threads waited for a CPU so far (run-queue delay, 0: unknown)")
 
 // /pending: at each flush, the ops entered but not complete, tagged with the flush.
 #define RINGSIDE_PENDING_FIELDS(X)                               \
@@ -270,7 +272,7 @@ inline constexpr const char* kStatsDataset = "stats";
 inline constexpr const char* kLinksDataset = "links";  // optional: producers without it omit it
 // Fields added to a dataset after it was first written ("dataset.field"): a file
 // without one is read with the field 0.
-inline constexpr const char* kLaterFields[] = {"links.source"};
+inline constexpr const char* kLaterFields[] = {"links.source", "stats.host_run_delay_ns"};
 
 const char* op_kind_name(OpKind kind);  // "all_reduce", ... ; "unknown" otherwise
 const char* event_kind_name(EventKind kind);
