@@ -7,6 +7,7 @@
 #include "match/comm_roles.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
+#include "report/format.h"
 #include "ringside/trace_reader.h"
 #include "whatif/what_if.h"
 
@@ -186,6 +187,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                         : send_recv_pairs_timed(ctx) ? "send_recv"
                                                      : "none";
   report.links.matrix = links;
+  report.warnings = set.warnings;
   if (links.unplaced_comms > 0) {
     report.warnings.push_back(std::to_string(links.unplaced_comms) +
                               " NCCL communicators of the profiler plugin's /links match no "
@@ -196,7 +198,6 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   for (const auto& ri : set.ranks) {
     if (!ri.has_file) report.missing_ranks.push_back(ri.rank);
   }
-  report.warnings = set.warnings;
   int64_t traced = 0, closed = 0;
   for (const auto& ri : set.ranks) {
     traced += ri.has_file;
@@ -206,6 +207,17 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     report.extra["window"] = {{"ops_per_rank", set.window.ops_per_rank},
                               {"start_s", ctx.job_start_ns / 1e9},
                               {"end_s", ctx.job_end_ns / 1e9}};
+  }
+  if (const auto host_wait = ctx.mean_host_wait_s()) {
+    report.extra["host_cpu_wait_s"] = *host_wait;
+    const double job = ctx.job_seconds();
+    if (job > 0 && *host_wait >= ctx.th.imbalance_min_cost_fraction * job) {
+      report.warnings.push_back(
+          "the hosts were short of CPU: each rank's threads waited " + fmt("%.2f", *host_wait) +
+          " s on average for a core (" + fmt("%.0f", 100 * *host_wait / job) +
+          "% of the job; run-queue delay): timings are disturbed, and uneven compute that "
+          "costs no more than that is not taken for data-dependent imbalance");
+    }
   }
   report.extra["ranks_traced"] = traced;
   report.extra["ranks_closed"] = closed;

@@ -64,6 +64,11 @@ void add_synth_command(CLI::App& app, int& exit_code) {
                   "noise, not a fault")
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
+  cmd->add_option("--host-wait", s.host_wait,
+                  "share of the job each rank's threads waited for a CPU (recorded as the "
+                  "probe records run-queue delay): an oversubscribed host")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_option("--intra-gbps", s.intra_gbps, "intra-node bus bandwidth, GB/s")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -31,6 +31,30 @@ std::vector<std::string> Context::nodes_of(const std::vector<int64_t>& ranks) co
   return out;
 }
 
+std::optional<double> Context::mean_host_wait_s() const {
+  double sum = 0;
+  int ranks = 0;
+  for (const RankInfo& ri : set.ranks) {
+    if (!ri.has_file || ri.run_delay.size() < 2) continue;
+    // From the last flush at or before the span's start to the first at or after its
+    // end (flushes come every second or so).
+    int64_t from = ri.run_delay.front().second, to = ri.run_delay.back().second;
+    bool ended = false;
+    for (const auto& [t, delay] : ri.run_delay) {
+      const double at = static_cast<double>(ri.to_job(t));
+      if (at <= job_start_ns) from = delay;
+      if (!ended && at >= job_end_ns) {
+        to = delay;
+        ended = true;
+      }
+    }
+    sum += static_cast<double>(std::max<int64_t>(0, to - from)) / 1e9;
+    ++ranks;
+  }
+  if (ranks == 0) return std::nullopt;
+  return sum / ranks;
+}
+
 double confidence_from_cost(const Context& ctx, double cost_s) {
   const double share = cost_s / std::max(ctx.job_seconds(), 1e-9);
   return std::clamp(share / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);

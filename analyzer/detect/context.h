@@ -69,6 +69,10 @@ struct Context {
   int64_t last_seen_ns(int64_t rank) const;
   std::string describe_rank(int64_t rank) const;  // "rank 5 (node1, GPU 5)"
   std::vector<std::string> nodes_of(const std::vector<int64_t>& ranks) const;
+  // Seconds the threads of an average rank waited for a CPU between the job's (or
+  // window's) start and end (the probe's host_run_delay_ns), or nullopt when no
+  // rank's trace says.
+  std::optional<double> mean_host_wait_s() const;
 };
 
 // Ranks late together: a node, or a structure of the job's communicators.

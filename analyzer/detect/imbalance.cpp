@@ -245,6 +245,10 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   const double cost =
       (wait / static_cast<double>(std::max<size_t>(1, traced)) + outlier_cost_ns) / 1e9;
   if (!differs || cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
+  // Threads that waited for a CPU as long as ranks waited for each other: a host with
+  // more runnable threads than cores delays whichever wakes up, a different rank each
+  // time, which looks the same.  The work is not known to differ.
+  if (const auto host_wait = ctx.mean_host_wait_s(); host_wait && *host_wait >= cost) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   double named = 0;
   for (const auto& [r, c] : cost_by_rank) {

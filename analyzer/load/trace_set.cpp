@@ -329,6 +329,9 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
         }
         ri.last_flush_local =
             std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
+        if (row.host_run_delay_ns > 0)
+          ri.run_delay.emplace_back(stats_local(row.t_ns, m.clock_monotonic_ns),
+                                    row.host_run_delay_ns);
         ri.ops_dropped = std::max(ri.ops_dropped, row.ops_dropped);
       }
     } else {

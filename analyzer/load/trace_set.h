@@ -54,7 +54,9 @@ struct RankInfo {
   // profiler plugin events.
   std::vector<trace::LinkRecord> links;
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
-  bool shutdown = false;                           // a clean end of tracing was recorded
+  // (trace-local flush time, host_run_delay_ns) of /stats rows that know it.
+  std::vector<std::pair<int64_t, int64_t>> run_delay;
+  bool shutdown = false;  // a clean end of tracing was recorded
   int64_t last_signal = 0;
   std::string read_error;  // set if part of the file could not be read
 

@@ -157,6 +157,7 @@ Status validate(const SynthSpec& s) {
   if (s.compute_ms <= 0) return err("--compute-ms must be > 0");
   if (s.jitter < 0 || s.jitter > 0.5) return err("--jitter must be in [0, 0.5]");
   if (s.hiccups < 0 || s.hiccups > 0.5) return err("--hiccups must be in [0, 0.5]");
+  if (s.host_wait < 0 || s.host_wait > 10) return err("--host-wait must be in [0, 10]");
   if (s.intra_gbps <= 0 || s.inter_gbps <= 0) return err("bandwidths must be > 0");
   std::set<std::string> node_names;
   for (int n = 0; n < s.nodes; ++n) node_names.insert(node_name(n));

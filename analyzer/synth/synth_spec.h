@@ -76,6 +76,9 @@ struct SynthSpec {
   // Host delays: the chance that a compute chunk is held up once (the process
   // descheduled), by 30-100% of its length.  Noise, not a fault.
   double hiccups = 0;
+  // Share of the job the threads of each rank's process waited for a CPU (the
+  // probe's host_run_delay_ns): a host with more runnable threads than cores.
+  double host_wait = 0;
   double intra_gbps = 150;  // bus bandwidth inside a node, GB/s
   double inter_gbps = 20;   // bus bandwidth between nodes, GB/s
   double intra_latency_us = 5;

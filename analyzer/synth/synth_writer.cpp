@@ -207,6 +207,16 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
   trace::StatsRecord stats{};
   stats.t_ns = end.last_flush_ns - start;
   stats.ops_recorded = ops + pending.size();
+  if (spec.host_wait > 0) {
+    // The process's threads waited for a CPU this share of the time, from the start.
+    trace::StatsRecord first{};
+    first.t_ns = 1;  // at the start (0 would be read as "now")
+    first.host_run_delay_ns = 1;
+    if (Status s = w.flush({}, first); !s.ok()) return s;
+    stats.flush_index = 1;
+    stats.host_run_delay_ns =
+        1 + static_cast<int64_t>(spec.host_wait * static_cast<double>(stats.t_ns));
+  }
   if (Status s = w.flush(pending, stats); !s.ok()) return s;
   return w.close();
 }

@@ -107,6 +107,29 @@ TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
 // A host that now and then holds one compute chunk of some rank up (30-100% longer,
 // once): each is an outlier op alone, not a run of them as more work makes, so no
 // finding; the same ranks with long samples are still found.
+// The same uneven compute on hosts whose threads waited for a CPU as long as the
+// ranks waited for each other: the work is not known to differ, and the report
+// says why it was not judged.
+TEST(Scenario, UnevenComputeOnAnOversubscribedHostIsNotDataDependentImbalance) {
+  for (double host_wait : {0.0, 0.6}) {
+    TempDir dir("oversubscribed");
+    auto spec = small_spec(dir.path());
+    spec.host_wait = host_wait;
+    Report r = synth_and_analyze(spec, {"imbalance:amount=0.5"});
+    bool warned = false;
+    for (const auto& w : r.warnings) warned = warned || w.find("short of CPU") != std::string::npos;
+    if (host_wait == 0) {
+      EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
+      EXPECT_FALSE(warned);
+    } else {
+      EXPECT_EQ(find_kind(r, "imbalance", "data_dependent"), nullptr);
+      EXPECT_TRUE(warned);
+      EXPECT_NEAR(r.extra.value("host_cpu_wait_s", 0.0), host_wait * r.what_if.actual_s,
+                  0.5 * r.what_if.actual_s);
+    }
+  }
+}
+
 TEST(Scenario, HostDelaysAreNotImbalance) {
   for (uint64_t seed : {1, 2, 3}) {
     for (int tp : {1, 2}) {
