@@ -40,4 +40,11 @@ FindingDebounce::Changes FindingDebounce::update(const std::vector<Finding>& fin
   return c;
 }
 
+bool JobEnd::update(int64_t ranks, int64_t traced, int64_t closed, int64_t dead) {
+  const bool ended = traced > 0 && closed + dead >= traced && traced >= ranks;
+  const bool over = ended && (closed >= traced || ended_before_);
+  ended_before_ = ended;
+  return over;
+}
+
 }  // namespace ringside::analysis::watch

@@ -29,4 +29,16 @@ class FindingDebounce {
   std::set<std::string> previous_;       // shown by the last poll
 };
 
+// Whether the job is over, poll by poll: every traced rank (at least as many as
+// the job has) closed its file or is known dead.  A rank that is exiting looks
+// dead until its file is closed (its shutdown record comes with the close), so an
+// end that rests on dead ranks must show on two polls in a row.
+class JobEnd {
+ public:
+  bool update(int64_t ranks, int64_t traced, int64_t closed, int64_t dead);
+
+ private:
+  bool ended_before_ = false;
+};
+
 }  // namespace ringside::analysis::watch

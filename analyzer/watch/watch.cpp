@@ -213,6 +213,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   uint64_t last_records = 0;
   double last_time = 0;
   std::optional<Report> last;
+  JobEnd job_end;
   OpWindowCache rows_before;
   trace::TraceDirCache headers;
   AnalyzeOptions analyze = o.analyze;
@@ -235,8 +236,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
       for (const auto& f : r.findings) {
         if (f.subkind == "dead_rank") dead += static_cast<int64_t>(f.ranks.size());
       }
-      // Done when every traced rank closed its file or is known dead.
-      const bool job_over = traced > 0 && closed + dead >= traced && traced >= r.ranks;
+      const bool job_over = job_end.update(r.ranks, traced, closed, dead);
       const FindingDebounce::Changes changes = debounce.update(r.findings, job_over);
       for (const Finding& f : changes.added) {
         out << "\n[" << utc_now() << "] new finding:";

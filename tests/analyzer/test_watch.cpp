@@ -60,6 +60,27 @@ TEST(FindingDebounce, WhenTheJobIsOverEveryFindingIsAnnouncedAtOnce) {
   EXPECT_EQ(c.added[0].ranks, std::vector<int64_t>{5});
 }
 
+TEST(JobEnd, ARankThatIsExitingIsNotTakenForDeadOnOnePoll) {
+  JobEnd end;
+  // 8 ranks: 7 closed, rank 3 exiting (no shutdown record yet: found dead).
+  EXPECT_FALSE(end.update(8, 8, 7, 1));
+  EXPECT_TRUE(end.update(8, 8, 8, 0));  // closed now: over at once
+}
+
+TEST(JobEnd, ADeadRankEndsTheJobOnTheSecondPoll) {
+  JobEnd end;
+  EXPECT_FALSE(end.update(8, 8, 0, 0));
+  EXPECT_FALSE(end.update(8, 8, 7, 1));
+  EXPECT_TRUE(end.update(8, 8, 7, 1));
+}
+
+TEST(JobEnd, RanksWithoutAFileYetKeepItRunning) {
+  JobEnd end;
+  EXPECT_FALSE(end.update(8, 4, 4, 0));
+  EXPECT_FALSE(end.update(8, 4, 4, 0));
+  EXPECT_TRUE(end.update(8, 8, 8, 0));
+}
+
 TEST(FindingDebounce, FindingsAreKnownByWhatTheyBlame) {
   FindingDebounce d;
   d.update({finding("missing_rank", {3})}, false);
