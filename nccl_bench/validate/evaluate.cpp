@@ -28,6 +28,15 @@ std::string pct(double v) {
   return buf;
 }
 
+// The threshold (%) a reading must fall below its peers by: at least the largest of
+// its own timing blocks' spread and its peers' typical one (a busy or noisy system
+// raises the bar), and at least `threshold_pct`.  NaN spreads are unknown.
+double noise_bar(double own_spread, double peer_spread, double threshold_pct) {
+  double noise = own_spread;
+  if (std::isnan(noise) || (!std::isnan(peer_spread) && peer_spread > noise)) noise = peer_spread;
+  return std::isnan(noise) ? threshold_pct : std::max(threshold_pct, 100 * noise);
+}
+
 // A reason when `value` is below `floor` or more than threshold below `peers`.
 bool judge(const std::string& what, double value, std::optional<double> floor, double peers,
            int npeers, const std::string& peers_name, double threshold_pct, uint64_t size,
@@ -105,10 +114,8 @@ int intra_checks(const ValidateData& d, const Baseline* baseline, double thresho
       if (m != n && d.models[m] == d.models[n] && d.gpus[m] == d.gpus[n])
         spreads.push_back(d.intra_spread[m][s]);
     }
-    double noise = n < d.intra_spread.size() ? d.intra_spread[n][s] : NAN;
-    const double peer_noise = median(spreads);
-    if (std::isnan(noise) || (!std::isnan(peer_noise) && peer_noise > noise)) noise = peer_noise;
-    const double bar = std::isnan(noise) ? threshold_pct : std::max(threshold_pct, 100 * noise);
+    const double bar = noise_bar(n < d.intra_spread.size() ? d.intra_spread[n][s] : NAN,
+                                 median(spreads), threshold_pct);
     if (judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor,
               median(peers), npeers, "peer nodes", bar, d.sizes[s], reasons))
       ++slow;
@@ -116,6 +123,40 @@ int intra_checks(const ValidateData& d, const Baseline* baseline, double thresho
                (npeers > 0 && d.sizes[s] >= kFleetMinSize);
   }
   return compared ? slow : -1;
+}
+
+// Node pair `p` against its floor and the other pairs, size by size.  Appends a
+// reason per slow size; true if any.
+bool pair_checks(const ValidateData& d, const Baseline* baseline, double threshold_pct, size_t p,
+                 std::vector<std::string>& reasons) {
+  const PairResult& pr = d.pairs[p];
+  bool slow = false;
+  for (size_t s = 0; s < d.sizes.size(); ++s) {
+    std::vector<double> others, spreads;
+    for (size_t q = 0; q < d.pairs.size(); ++q) {
+      if (q == p) continue;
+      others.push_back(d.pairs[q].busbw[s]);
+      if (s < d.pairs[q].spread.size()) spreads.push_back(d.pairs[q].spread[s]);
+    }
+    // As inside a node: a difference within the readings' own spread (this pair's,
+    // or the other pairs' typical one) is not evidence.
+    const double bar =
+        noise_bar(s < pr.spread.size() ? pr.spread[s] : NAN, median(spreads), threshold_pct);
+    auto floor_of = [&](int node) {
+      return baseline ? baseline->floor(d.models[static_cast<size_t>(node)], kTestInter, d.sizes[s])
+                      : std::nullopt;
+    };
+    const auto fa = floor_of(pr.nodes.first);
+    const auto fb = floor_of(pr.nodes.second);
+    std::optional<double> floor = fa;
+    if (fb && (!floor || *fb < *floor)) floor = fb;
+    const int nothers = static_cast<int>(
+        std::count_if(others.begin(), others.end(), [](double x) { return !std::isnan(x); }));
+    if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor, median(others),
+              nothers, "other node pairs", bar, d.sizes[s], reasons))
+      slow = true;
+  }
+  return slow;
 }
 
 }  // namespace
@@ -132,6 +173,16 @@ std::vector<int> slow_intra(const ValidateData& d, const Baseline* baseline, dou
     std::vector<std::string> reasons;
     if (intra_checks(d, baseline, threshold_pct, n, reasons) > 0)
       out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+std::vector<size_t> slow_pairs(const ValidateData& d, const Baseline* baseline,
+                               double threshold_pct) {
+  std::vector<size_t> out;
+  for (size_t p = 0; p < d.pairs.size(); ++p) {
+    std::vector<std::string> reasons;
+    if (pair_checks(d, baseline, threshold_pct, p, reasons)) out.push_back(p);
   }
   return out;
 }
@@ -200,28 +251,8 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
   // Inter-node pairs.
   std::vector<bool> slow(d.pairs.size(), false);
   std::vector<std::vector<std::string>> pair_reasons(d.pairs.size());
-  for (size_t p = 0; p < d.pairs.size(); ++p) {
-    const PairResult& pr = d.pairs[p];
-    for (size_t s = 0; s < ns; ++s) {
-      std::vector<double> others;
-      for (size_t q = 0; q < d.pairs.size(); ++q) {
-        if (q != p) others.push_back(d.pairs[q].busbw[s]);
-      }
-      const auto fa =
-          floor_of(d.models[static_cast<size_t>(pr.nodes.first)], kTestInter, d.sizes[s]);
-      const auto fb =
-          floor_of(d.models[static_cast<size_t>(pr.nodes.second)], kTestInter, d.sizes[s]);
-      std::optional<double> floor = fa;
-      if (fb && (!floor || *fb < *floor)) floor = fb;
-      const int nothers = static_cast<int>(
-          std::count_if(others.begin(), others.end(), [](double x) { return !std::isnan(x); }));
-      if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor,
-                median(others), nothers, "other node pairs", threshold_pct, d.sizes[s],
-                pair_reasons[p])) {
-        slow[p] = true;
-      }
-    }
-  }
+  for (size_t p = 0; p < d.pairs.size(); ++p)
+    slow[p] = pair_checks(d, baseline, threshold_pct, p, pair_reasons[p]);
 
   // A node most of whose pairs are slow is the culprit, not its links.
   std::vector<bool> nic_bad(nn, false);

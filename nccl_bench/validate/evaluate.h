@@ -34,6 +34,9 @@ struct PairResult {
   NodePair nodes;
   std::vector<double> busbw;               // [size] best rail, GB/s
   std::vector<std::vector<double>> rails;  // [size][rail]
+  // [size] the widest spread of its readings' timing blocks (0.05: 5%); empty or
+  // NaN when unknown.
+  std::vector<double> spread;
 };
 
 struct ValidateData {
@@ -86,6 +89,9 @@ std::vector<std::pair<int, int>> slow_copies(const ValidateData& data, const Bas
 
 // The nodes whose intra-node all_reduce fails its check: every node measures
 // again before the verdict (the comparison is relative), the faster reading counts.
+// Node pairs (indices into data.pairs) that the verdict would call slow.
+std::vector<size_t> slow_pairs(const ValidateData& data, const Baseline* baseline,
+                               double threshold_pct);
 std::vector<int> slow_intra(const ValidateData& data, const Baseline* baseline,
                             double threshold_pct);
 

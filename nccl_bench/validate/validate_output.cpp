@@ -185,6 +185,8 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   for (size_t p = 0; p < d.pairs.size(); ++p) {
     nlohmann::json bw = nlohmann::json::array(), rails = nlohmann::json::array();
     for (double x : d.pairs[p].busbw) bw.push_back(jnum(x));
+    nlohmann::json spread = nlohmann::json::array();
+    for (double x : d.pairs[p].spread) spread.push_back(jnum(x));
     for (const auto& per_size : d.pairs[p].rails) {
       nlohmann::json r = nlohmann::json::array();
       for (double x : per_size) r.push_back(jnum(x));
@@ -194,6 +196,7 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
                       {d.nodes[static_cast<size_t>(d.pairs[p].nodes.first)],
                        d.nodes[static_cast<size_t>(d.pairs[p].nodes.second)]}},
                      {"sendrecv_busbw", bw},
+                     {"sendrecv_spread", spread},
                      {"rails_busbw", rails},
                      {"status", link_status_name(v.links[p].status)},
                      {"reasons", v.links[p].reasons}});
