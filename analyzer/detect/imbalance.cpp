@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <set>
 
 #include "detect/context.h"
@@ -248,9 +247,8 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   if (!differs || cost < ctx.th.imbalance_min_cost_fraction * job || cost_by_rank.empty()) return;
   // Threads that waited for a CPU as long as ranks waited for each other: a host with
   // more runnable threads than cores delays whichever wakes up, a different rank each
-  // time, which looks the same.  Said, and trusted less.
-  const std::optional<double> host_wait = ctx.mean_host_wait_s();
-  const bool host_bound = host_wait && *host_wait >= cost;
+  // time, which looks the same.  The work is not known to differ.
+  if (const auto host_wait = ctx.mean_host_wait_s(); host_wait && *host_wait >= cost) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   double named = 0;
   for (const auto& [r, c] : cost_by_rank) {
@@ -300,14 +298,6 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   f.extra["gap_cv"] = cv;
   f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
   f.confidence = confidence_from_cost(ctx, cost);
-  if (host_bound) {
-    f.evidence += " But each rank's threads also waited " + fmt("%.2f", *host_wait) +
-                  " s for a CPU (run-queue delay), as long as this: an oversubscribed host "
-                  "delays a different rank each time too, so this may be host contention, not "
-                  "data; give each rank its own cores and measure again.";
-    f.extra["host_cpu_wait_s"] = *host_wait;
-    f.confidence = std::min(f.confidence, 0.3);
-  }
   f.next_command = next_command_for_imbalance(ctx, false);
   out.push_back(std::move(f));
 }

@@ -108,9 +108,9 @@ TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
 // once): each is an outlier op alone, not a run of them as more work makes, so no
 // finding; the same ranks with long samples are still found.
 // The same uneven compute on hosts whose threads waited for a CPU as long as the
-// ranks waited for each other: the finding says it may be host contention and is
-// trusted less, and the report warns.
-TEST(Scenario, UnevenComputeOnAnOversubscribedHostSaysItMayBeHostContention) {
+// ranks waited for each other: the work is not known to differ, and the report
+// says why it was not judged.
+TEST(Scenario, UnevenComputeOnAnOversubscribedHostIsNotDataDependentImbalance) {
   for (double host_wait : {0.0, 0.6}) {
     TempDir dir("oversubscribed");
     auto spec = small_spec(dir.path());
@@ -118,17 +118,12 @@ TEST(Scenario, UnevenComputeOnAnOversubscribedHostSaysItMayBeHostContention) {
     Report r = synth_and_analyze(spec, {"imbalance:amount=0.5"});
     bool warned = false;
     for (const auto& w : r.warnings) warned = warned || w.find("short of CPU") != std::string::npos;
-    const Finding* f = find_kind(r, "imbalance", "data_dependent");
-    ASSERT_NE(f, nullptr) << "host wait " << host_wait;
-    const bool caveat = f->evidence.find("host contention") != std::string::npos;
     if (host_wait == 0) {
+      EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
       EXPECT_FALSE(warned);
-      EXPECT_FALSE(caveat);
-      EXPECT_GT(f->confidence, 0.5);
     } else {
+      EXPECT_EQ(find_kind(r, "imbalance", "data_dependent"), nullptr);
       EXPECT_TRUE(warned);
-      EXPECT_TRUE(caveat) << f->evidence;
-      EXPECT_LE(f->confidence, 0.3);
       EXPECT_NEAR(r.extra.value("host_cpu_wait_s", 0.0), host_wait * r.what_if.actual_s,
                   0.5 * r.what_if.actual_s);
     }
