@@ -475,30 +475,39 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     d.global.assign(ns, NAN);
     for (size_t s = 0; s < ns; ++s) d.global[s] = meas(0, global_base + s);
   }
-  for (size_t r = 0; r < rounds.size(); ++r) {
-    for (const NodePair& np : rounds[r].pairs) {
-      PairResult pr;
-      pr.nodes = np;
-      const int rails =
-          std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
-      pr.busbw.assign(ns, NAN);
-      pr.spread.assign(ns, NAN);
-      pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
-      for (int rank = 0; rank < nranks; ++rank) {
-        const int n = rank_node[static_cast<size_t>(rank)];
-        const int slot = rank_slot[static_cast<size_t>(rank)];
-        if ((n != np.first && n != np.second) || slot >= rails) continue;
-        for (size_t s = 0; s < ns; ++s) {
-          keep_lower(pr.rails[s][static_cast<size_t>(slot)], meas(rank, rounds_base + r * ns + s));
-          keep_higher(pr.spread[s], meas(rank, rounds_spread_base + r * ns + s));
+  // Each node pair's result from one pass of pair_rounds, as gathered from every rank:
+  // reading(rank, i) and spread(rank, i) give rank's value i (round r, size s:
+  // i = r * ns + s).  A rail's reading is its slower end's; a pair's, its best rail's.
+  auto pair_results = [&](auto reading, auto spread) {
+    std::vector<PairResult> out;
+    for (size_t r = 0; r < rounds.size(); ++r) {
+      for (const NodePair& np : rounds[r].pairs) {
+        PairResult pr;
+        pr.nodes = np;
+        const int rails =
+            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+        pr.busbw.assign(ns, NAN);
+        pr.spread.assign(ns, NAN);
+        pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
+        for (int rank = 0; rank < nranks; ++rank) {
+          const int n = rank_node[static_cast<size_t>(rank)];
+          const int slot = rank_slot[static_cast<size_t>(rank)];
+          if ((n != np.first && n != np.second) || slot >= rails) continue;
+          for (size_t s = 0; s < ns; ++s) {
+            keep_lower(pr.rails[s][static_cast<size_t>(slot)], reading(rank, r * ns + s));
+            keep_higher(pr.spread[s], spread(rank, r * ns + s));
+          }
         }
+        for (size_t s = 0; s < ns; ++s) {
+          for (double v : pr.rails[s]) keep_higher(pr.busbw[s], v);
+        }
+        out.push_back(std::move(pr));
       }
-      for (size_t s = 0; s < ns; ++s) {
-        for (double v : pr.rails[s]) keep_higher(pr.busbw[s], v);
-      }
-      d.pairs.push_back(std::move(pr));
     }
-  }
+    return out;
+  };
+  d.pairs = pair_results([&](int rank, size_t i) { return meas(rank, rounds_base + i); },
+                         [&](int rank, size_t i) { return meas(rank, rounds_spread_base + i); });
 
   // 6. When a node's all_reduce looks slow, every node measures again (the
   //    comparison is relative) and each node's faster reading counts.
@@ -526,27 +535,19 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     pair_rounds(again.data(), again.data() + rounds.size() * ns);
     const std::vector<double> all_again =
         gather_doubles(wd, world, again, "gathering the node pairs measured again");
-    size_t p = 0;
-    for (size_t r = 0; r < rounds.size(); ++r) {
-      for (const NodePair& np : rounds[r].pairs) {
-        PairResult& pr = d.pairs[p++];
-        std::vector<std::vector<double>> rails(pr.rails.size(),
-                                               std::vector<double>(pr.rails[0].size(), NAN));
-        for (int rank = 0; rank < nranks; ++rank) {
-          const int n = rank_node[static_cast<size_t>(rank)];
-          const size_t slot = static_cast<size_t>(rank_slot[static_cast<size_t>(rank)]);
-          if ((n != np.first && n != np.second) || slot >= rails[0].size()) continue;
-          for (size_t s = 0; s < ns; ++s)
-            keep_lower(rails[s][slot],
-                       all_again[static_cast<size_t>(rank) * again.size() + r * ns + s]);
-        }
-        for (size_t s = 0; s < ns; ++s) {
-          double fresh = NAN;
-          for (double v : rails[s]) keep_higher(fresh, v);
-          if (!std::isnan(fresh) && (std::isnan(pr.busbw[s]) || fresh > pr.busbw[s])) {
-            pr.busbw[s] = fresh;
-            pr.rails[s] = rails[s];
-          }
+    const size_t per_rank = again.size(), spread_at = rounds.size() * ns;
+    const std::vector<PairResult> fresh = pair_results(
+        [&](int rank, size_t i) { return all_again[static_cast<size_t>(rank) * per_rank + i]; },
+        [&](int rank, size_t i) {
+          return all_again[static_cast<size_t>(rank) * per_rank + spread_at + i];
+        });
+    for (size_t p = 0; p < d.pairs.size(); ++p) {
+      PairResult& pr = d.pairs[p];
+      for (size_t s = 0; s < ns; ++s) {
+        const double bw = fresh[p].busbw[s];
+        if (!std::isnan(bw) && (std::isnan(pr.busbw[s]) || bw > pr.busbw[s])) {
+          pr.busbw[s] = bw;
+          pr.rails[s] = fresh[p].rails[s];
         }
       }
     }
