@@ -8,6 +8,7 @@
 #include "match/group_table.h"
 #include "match/rank_stats.h"
 #include "report/format.h"
+#include "report/job_usage.h"
 #include "ringside/trace_reader.h"
 #include "whatif/what_if.h"
 
@@ -219,6 +220,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
           "costs no more than that is not taken for data-dependent imbalance");
     }
   }
+  report.extra["usage"] = job_usage(set, ctx);
   report.extra["ranks_traced"] = traced;
   report.extra["ranks_closed"] = closed;
   if (table.unmatched_p2p() > 0) {

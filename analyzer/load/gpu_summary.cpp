@@ -24,6 +24,13 @@ GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
         if (g.first_slowdown_ns < 0) g.first_slowdown_ns = s.t_ns;
       }
     }
+    if (s.valid & trace::kValidUtilization) {
+      ++g.util_samples;
+      g.util_gpu_sum_pct += s.util_gpu_pct;
+      g.util_mem_sum_pct += s.util_mem_pct;
+    }
+    if (s.valid & trace::kValidMemory)
+      g.mem_used_max_bytes = std::max(g.mem_used_max_bytes, s.mem_used_bytes);
     if (s.valid & trace::kValidTemperature)
       g.max_temperature_c = std::max(g.max_temperature_c, s.temperature_c);
     if (s.valid & trace::kValidEcc) {

@@ -27,7 +27,18 @@ struct GpuSummary {
   uint32_t remapped_first = 0, remapped_last = 0;
   uint32_t pcie_replays_first = 0, pcie_replays_last = 0;
   int64_t first_slowdown_ns = -1;  // trace-local time of the first slowed sample
+  // Utilization over the samples that read it (NVML: share of time a kernel ran,
+  // share of time device memory was read or written), and the most memory used.
+  uint64_t util_samples = 0;
+  double util_gpu_sum_pct = 0, util_mem_sum_pct = 0;
+  uint64_t mem_used_max_bytes = 0;
 
+  double mean_util_gpu_pct() const {
+    return util_samples ? util_gpu_sum_pct / static_cast<double>(util_samples) : 0;
+  }
+  double mean_util_mem_pct() const {
+    return util_samples ? util_mem_sum_pct / static_cast<double>(util_samples) : 0;
+  }
   double slowdown_fraction() const {
     return clock_samples
                ? static_cast<double>(slowdown_samples) / static_cast<double>(clock_samples)
