@@ -21,5 +21,6 @@ CLI::Validator window_ops_check();
 void add_analyze_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
+void add_fleet_command(CLI::App& app, int& exit_code);
 
 }  // namespace ringside::analysis::cli

@@ -1,10 +1,10 @@
 #include "report/job_usage.h"
 
-#include <algorithm>
-#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "report/quantile.h"
 
 namespace ringside::analysis {
 namespace {
@@ -21,14 +21,6 @@ nlohmann::json spread_of(const std::vector<double>& per_gpu) {
 }
 
 }  // namespace
-
-double quantile_of(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double at = std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size()));
-  const size_t i = at < 1 ? 0 : static_cast<size_t>(at) - 1;
-  return values[std::min(i, values.size() - 1)];
-}
 
 nlohmann::json job_usage(const TraceSet& set, const Context& ctx) {
   int64_t gpus = 0;

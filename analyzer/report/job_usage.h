@@ -10,9 +10,6 @@
 
 namespace ringside::analysis {
 
-// Quantile q in [0,1] of `values` (nearest rank, on a sorted copy); 0 when empty.
-double quantile_of(std::vector<double> values, double q);
-
 nlohmann::json job_usage(const TraceSet& set, const Context& ctx);
 
 }  // namespace ringside::analysis
