@@ -188,7 +188,8 @@ Status parse_json(const std::string& text, const std::string& source,
     if (e.contains("tres") && e["tres"].is_object() && e["tres"].contains("allocated") &&
         e["tres"]["allocated"].is_array()) {
       for (const nlohmann::json& t : e["tres"]["allocated"]) {
-        if (t.is_object() && t.value("type", "") == "gres" && t.value("name", "") == "gpu") {
+        if (t.is_object() && json_text(t.value("type", nlohmann::json())) == "gres" &&
+            json_text(t.value("name", nlohmann::json())) == "gpu") {
           j.gpus = json_number(t.value("count", nlohmann::json()));
         }
       }

@@ -97,7 +97,7 @@ nlohmann::json fleet_json(const FleetSummary& s) {
 
 void render_fleet_text(const FleetSummary& s, size_t top, std::ostream& out) {
   out << "ringside fleet: " << count_text(static_cast<int64_t>(s.runs.size()), "job") << ", "
-      << fmt("%.1f", s.gpu_hours) << " GPU-hours, " << fmt("%.2f", s.gpu_hours_lost)
+      << fmt("%.2f", s.gpu_hours) << " GPU-hours, " << fmt("%.2f", s.gpu_hours_lost)
       << " of them lost to hardware findings\n";
   for (const std::string& w : s.warnings) out << "warning: " << printable(w) << "\n";
   if (s.culprits.empty()) {

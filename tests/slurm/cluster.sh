@@ -10,6 +10,10 @@
 # socket, own slurm.conf, unprivileged ports, own state/spool/log folders. Nothing in
 # /etc is read or written, so it runs on a fresh CI machine as root without systemd.
 # Missing Debian packages are installed with apt-get (only when missing).
+#
+# With TESTCLUSTER_ACCOUNTING=1 the cluster also keeps Slurm accounting: a private
+# MariaDB server (own data folder, 127.0.0.1 on a free port) and slurmdbd, so that
+# sacct answers for the jobs run on it.
 set -euo pipefail
 
 readonly kNodes=(node1 node2)
@@ -35,6 +39,10 @@ ensure_packages() {
   if [[ ! -e /usr/lib/x86_64-linux-gnu/slurm-wlm/select_cons_tres.so &&
         ! -e /usr/lib/slurm-wlm/select_cons_tres.so ]]; then
     missing+=(slurm-wlm-basic-plugins)
+  fi
+  if [[ ${TESTCLUSTER_ACCOUNTING:-0} == 1 ]]; then
+    command -v slurmdbd >/dev/null || missing+=(slurmdbd)
+    command -v mariadbd >/dev/null || missing+=(mariadb-server)
   fi
   ((${#missing[@]} == 0)) && return 0
   [[ $(id -u) == 0 ]] || die "missing packages ${missing[*]}; install them: sudo apt-get install -y ${missing[*]}"
@@ -107,7 +115,7 @@ SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(accounting_config "$dir")
 JobCompType=jobcomp/none
 MailProg=/bin/true
 SelectType=select/cons_tres
@@ -175,6 +183,85 @@ health_hooks() {
     echo "Prolog=$dir/hooks/prolog"
     echo "Epilog=$dir/hooks/epilog"
   } >>"$dir/slurm.conf"
+}
+
+# slurm.conf's accounting lines: none, or slurmdbd on ACCT_DBD_PORT.
+accounting_config() {
+  local dir=$1
+  if [[ ${TESTCLUSTER_ACCOUNTING:-0} == 1 ]]; then
+    echo "AccountingStorageType=accounting_storage/slurmdbd"
+    echo "AccountingStorageHost=127.0.0.1"
+    echo "AccountingStoragePort=$ACCT_DBD_PORT"
+    # The munge socket for talking to slurmdbd (AuthInfo is not used for that).
+    echo "AccountingStoragePass=$dir/munge/munge.socket"
+  else
+    echo "AccountingStorageType=accounting_storage/none"
+  fi
+}
+
+# A private MariaDB server for slurmdbd (its own data folder and socket, TCP on
+# 127.0.0.1:DB_PORT only, a user for slurmdbd), then slurmdbd (slurmdbd.conf beside
+# slurm.conf, where it looks for it) with the cluster, an account and this user in it.
+start_accounting() {
+  local dir=$1 db_port=$2 user
+  user=$(id -un)
+  mkdir -p "$dir/db"
+  mariadb-install-db --no-defaults --datadir="$dir/db/data" --user="$user" \
+    --auth-root-authentication-method=normal --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 ||
+    { tail -n 20 "$dir/log/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
+  mariadbd --no-defaults --datadir="$dir/db/data" --socket="$dir/db/mariadb.sock" \
+    --port="$db_port" --bind-address=127.0.0.1 --pid-file="$dir/run/mariadb.pid" \
+    --log-error="$dir/log/mariadb.log" --user="$user" --innodb-buffer-pool-size=32M \
+    --skip-name-resolve </dev/null >/dev/null 2>&1 &
+  echo "MARIADB_PID=$!" >>"$dir/pids"
+  local deadline=$((SECONDS + kUpTimeoutSec))
+  while ((SECONDS < deadline)); do
+    mariadb --no-defaults --socket="$dir/db/mariadb.sock" -uroot -e 'select 1' >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  [[ -s $dir/run/mariadb.pid ]] || { tail_logs "$dir"; die "mariadbd did not start"; }
+  mariadb --no-defaults --socket="$dir/db/mariadb.sock" -uroot -e "
+    CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'ringside-test';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
+    die "could not create slurmdbd's database user"
+  {
+    echo "AuthType=auth/munge"
+    echo "AuthInfo=socket=$dir/munge/munge.socket"
+    echo "DbdAddr=127.0.0.1"
+    echo "DbdHost=localhost"
+    echo "DbdPort=$ACCT_DBD_PORT"
+    echo "SlurmUser=$user"
+    echo "PidFile=$dir/run/slurmdbd.pid"
+    echo "LogFile=$dir/log/slurmdbd.log"
+    echo "DebugLevel=info"
+    echo "StorageType=accounting_storage/mysql"
+    echo "StorageHost=127.0.0.1"
+    echo "StoragePort=$db_port"
+    echo "StorageUser=slurm"
+    echo "StoragePass=ringside-test"
+    echo "StorageLoc=slurm_acct_db"
+  } >"$dir/slurmdbd.conf"
+  chmod 0600 "$dir/slurmdbd.conf"
+  SLURM_CONF=$dir/slurm.conf slurmdbd || { tail_logs "$dir"; die "slurmdbd failed to start"; }
+  deadline=$((SECONDS + kUpTimeoutSec))
+  while ((SECONDS < deadline)) && [[ ! -s $dir/run/slurmdbd.pid ]]; do sleep 0.1; done
+  [[ -s $dir/run/slurmdbd.pid ]] || { tail_logs "$dir"; die "slurmdbd did not start"; }
+  echo "SLURMDBD_PID=$(cat "$dir/run/slurmdbd.pid")" >>"$dir/pids"
+  local up=0
+  deadline=$((SECONDS + kUpTimeoutSec))
+  while ((SECONDS < deadline)); do
+    if SLURM_CONF=$dir/slurm.conf timeout 10 sacctmgr -n list cluster >/dev/null 2>&1; then
+      up=1
+      break
+    fi
+    sleep 0.2
+  done
+  ((up)) || { tail_logs "$dir"; die "slurmdbd does not answer sacctmgr"; }
+  local sacctmgr=(env "SLURM_CONF=$dir/slurm.conf" sacctmgr -i)
+  "${sacctmgr[@]}" add cluster ringside-test >/dev/null &&
+    "${sacctmgr[@]}" add account ringside-test Cluster=ringside-test >/dev/null &&
+    "${sacctmgr[@]}" add user "$user" Account=ringside-test Cluster=ringside-test >/dev/null ||
+    { tail_logs "$dir"; die "sacctmgr could not register the cluster, account and user"; }
 }
 
 # Two slurmd on one host share TmpFS, where Slurm's PMIx plugin makes a folder named
@@ -250,24 +337,31 @@ stop_pids() {
 }
 
 # Stops the daemons recorded in DIR/pids, in reverse start order (the slurmd
-# daemons, then slurmctld, then munged: each may talk to the next while it shuts down).
+# daemons, then slurmctld, slurmdbd, MariaDB, munged: each may talk to the next while
+# it shuts down).
 stop_daemons() {
-  local dir=$1 name pid slurmd=() ctld=() munge=()
+  local dir=$1 name pid slurmd=() ctld=() dbd=() db=() munge=()
   [[ -f $dir/pids ]] || return 0
   while IFS='=' read -r name pid; do
     [[ -n $pid ]] || continue
-    # Only a process whose command line names our folder is ours (pids get reused).
-    if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir"; then
+    # Only a process whose command line (slurmdbd: environment, SLURM_CONF) names
+    # our folder is ours (pids get reused).
+    if ! cat "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null | tr '\0' ' ' |
+      grep -qF -- "$dir"; then
       continue
     fi
     case $name in
       SLURMD_*) slurmd+=("$pid") ;;
       SLURMCTLD_PID) ctld+=("$pid") ;;
+      SLURMDBD_PID) dbd+=("$pid") ;;
+      MARIADB_PID) db+=("$pid") ;;
       *) munge+=("$pid") ;;
     esac
   done <"$dir/pids"
   stop_pids "${slurmd[@]}"
   stop_pids "${ctld[@]}"
+  stop_pids "${dbd[@]}"
+  stop_pids "${db[@]}"
   stop_pids "${munge[@]}"
 }
 
@@ -299,14 +393,18 @@ cmd_start() {
   } >"$state"
 
   local ports
-  read -r -a ports <<<"$(free_ports $((1 + ${#kNodes[@]})))"
-  ((${#ports[@]} == 1 + ${#kNodes[@]})) || die "could not find free TCP ports"
-  write_config "$dir" "${ports[0]}" "${ports[@]:1}"
+  read -r -a ports <<<"$(free_ports $((3 + ${#kNodes[@]})))"
+  ((${#ports[@]} == 3 + ${#kNodes[@]})) || die "could not find free TCP ports"
+  # The last two: slurmdbd's and MariaDB's (used with TESTCLUSTER_ACCOUNTING=1).
+  ACCT_DBD_PORT=${ports[-2]}
+  local db_port=${ports[-1]}
+  write_config "$dir" "${ports[0]}" "${ports[@]:1:${#kNodes[@]}}"
   export SLURM_CONF=$dir/slurm.conf
 
   # Any failure from here on (die exits) stops what was started and removes the folder.
   trap "start_failed '$dir' '$state'" EXIT
   start_munge "$dir"
+  if [[ ${TESTCLUSTER_ACCOUNTING:-0} == 1 ]]; then start_accounting "$dir" "$db_port"; fi
   # -i: ignore saved state (there is none, but be explicit); daemons fork and write pid files.
   slurmctld -i -f "$SLURM_CONF" || { tail_logs "$dir"; die "slurmctld failed to start"; }
   local n

@@ -4,6 +4,7 @@
 // Every command is a bash script run exactly as written; its outputs go to
 // <build>/tests/slurm/work/<Suite>.<Test>.log, the source of docs/slurm.md.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -468,6 +470,68 @@ TEST_F(Slurm, ValidateFailsSlowNodeAndItsDrainLineDrainsIt) {
   EXPECT_EQ(d.exit_code, 0) << d.err;
   EXPECT_TRUE(std::regex_search(state.out, std::regex(R"(node2 (drain|drng))"))) << state.out;
   EXPECT_TRUE(std::regex_search(state.out, std::regex(R"(node1 idle)"))) << state.out;
+}
+
+// `ringside fleet` on the reports of several jobs run here, with Slurm accounting from
+// the cluster's slurmdbd (MariaDB): the node with a slow GPU in two of three jobs ranks
+// first with the GPU-hours it cost, and the jobs are joined with their sacct records.
+TEST_F(Slurm, FleetNamesTheNodeAtFaultInTwoJobsWithAccountingFromSlurmdbd) {
+  need({"ringside", "train_example"});
+  const std::string dir = fresh_dir("fleet");
+  const std::vector<std::string> scenarios = {"straggler_node2.json", "two_nodes.json",
+                                              "straggler_node2.json"};
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const std::string job = "rs-fleet" + std::to_string(i) + "-" + std::to_string(getpid());
+    const std::string traces = dir + "/traces" + std::to_string(i);
+    ShellResult run = sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario(scenarios[i]) +
+                             "\nsrun -N2 --ntasks-per-node=4 --job-name=" + job +
+                             " ringside run -o " + traces + " -- train_example " + kTrainArgs,
+                         180);
+    expect_ok(run, "srun " + job);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::string id = job_id_by_name(job);
+    ASSERT_FALSE(id.empty()) << "scontrol knows no job named " << job;
+    ids.push_back(id);
+    // Where the batch examples put a job's report.
+    ShellResult an = sh("mkdir -p " + dir + "/reports/ringside-" + id + " && ringside analyze " +
+                        traces + " -q --json " + dir + "/reports/ringside-" + id + "/report.json");
+    EXPECT_NE(an.exit_code, 2) << an.err;
+  }
+  // slurmdbd records a job shortly after it ends: wait until sacct knows all three.
+  std::string id_list = ids[0] + "," + ids[1] + "," + ids[2];
+  ShellResult known;
+  for (int i = 0; i < 60; ++i) {
+    known = sh("sacct -X -n -P -o JobID,State -j " + id_list + " | grep -c COMPLETED");
+    if (known.out == "3\n") break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  ASSERT_EQ(known.out, "3\n") << "sacct does not know the jobs: " << known.err;
+
+  ShellResult f = sh("ringside fleet " + dir + "/reports --json " + dir + "/fleet.json");
+  EXPECT_EQ(f.exit_code, 1) << "a node to drain => exit 1\n" << f.out << f.err;
+  EXPECT_NE(f.out.find("drain: scontrol update nodename=node2 state=drain"), std::string::npos)
+      << f.out;
+  json fleet = load_json(dir + "/fleet.json");
+  ASSERT_FALSE(fleet.is_null()) << f.out << f.err;
+  EXPECT_EQ(fleet["jobs_read"], 3);
+  EXPECT_TRUE(fleet["warnings"].empty()) << fleet["warnings"].dump();
+  ASSERT_FALSE(fleet["culprits"].empty()) << f.out;
+  const json& first = fleet["culprits"][0];
+  EXPECT_EQ(first["what"], "node") << first.dump(2);
+  EXPECT_EQ(first["name"], "node2") << first.dump(2);
+  EXPECT_EQ(first["jobs_blamed"], 2) << first.dump(2);
+  EXPECT_EQ(first["jobs_seen"], 3) << first.dump(2);
+  EXPECT_GT(first["gpu_hours_lost"].get<double>(), 0) << first.dump(2);
+  for (const json& c : fleet["culprits"]) {
+    EXPECT_NE(c["name"], "node1") << c.dump(2);
+  }
+  for (const json& j : fleet["jobs"]) {
+    EXPECT_TRUE(j["accounting"].get<bool>()) << j.dump(2);
+    EXPECT_EQ(j["partition"], "debug") << j.dump(2);
+    EXPECT_EQ(j["state"], "COMPLETED") << j.dump(2);
+    EXPECT_TRUE(j["wait_s"].is_number()) << j.dump(2);
+  }
 }
 
 }  // namespace
