@@ -54,7 +54,10 @@ struct GpuNvmlState {
   unsigned temperature_c = 45;
   unsigned power_mw = 350000;
   unsigned power_limit_mw = 700000;
+  // utilization.gpu: measured (the share of time this process's streams on the GPU
+  // ran a task), unless the cluster file sets a value.
   unsigned utilization_gpu_pct = 0;
+  bool utilization_gpu_fixed = false;
   unsigned utilization_memory_pct = 0;
   uint64_t memory_total_bytes = 80ull << 30;
   uint64_t memory_used_bytes = 0;

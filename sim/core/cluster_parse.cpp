@@ -249,8 +249,10 @@ class ClusterParser {
     if (e.contains("power_limit_w"))
       s.power_limit_mw = static_cast<unsigned>(
           std::lround(number(e["power_limit_w"], key + ".power_limit_w", 0, 100000) * 1000));
-    if (e.contains("utilization_gpu_pct"))
+    if (e.contains("utilization_gpu_pct")) {
       s.utilization_gpu_pct = u32(e, key, "utilization_gpu_pct", 100);
+      s.utilization_gpu_fixed = true;
+    }
     if (e.contains("utilization_memory_pct"))
       s.utilization_memory_pct = u32(e, key, "utilization_memory_pct", 100);
     if (e.contains("memory_total_mib"))

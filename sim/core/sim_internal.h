@@ -52,6 +52,11 @@ double ringsim_device_slow_factor(int device);
 // Whether `ptr` lies in memory from cuMemAlloc/cudaMalloc (1) or not (0).
 int ringsim_is_device_pointer(const void* ptr);
 
+// Nanoseconds this process kept the node-local GPU `local_gpu` busy (at least one stream
+// task other than an event record running), summed over its devices on that GPU; the
+// stand-in NVML's utilization.gpu comes from it.
+unsigned long long ringsim_gpu_busy_ns(int local_gpu);
+
 #ifdef __cplusplus
 }
 #endif

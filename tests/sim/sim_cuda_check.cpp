@@ -4,6 +4,7 @@
 //   sim_cuda_check basic            -> functional checks, exit 0 when all pass
 //   sim_cuda_check hostfunc_ms MS   -> prints the event-timed duration of a MS-long host func
 #include <cuda.h>
+#include <dlfcn.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "ringside/nvml_abi.h"
 
 namespace {
 
@@ -267,13 +270,54 @@ int hostfunc_ms(int ms) {
   return 0;
 }
 
+// NVML's utilization.gpu of device 0 (loaded at run time, as the probe does): printed
+// once idle, then while a 1 s host function keeps the GPU busy, as "idle=N busy=M".
+int utilization() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  if (lib == nullptr) return 2;
+  auto init = reinterpret_cast<decltype(&nvmlInit_v2)>(dlsym(lib, "nvmlInit_v2"));
+  auto handle = reinterpret_cast<decltype(&nvmlDeviceGetHandleByIndex_v2)>(
+      dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto rates = reinterpret_cast<decltype(&nvmlDeviceGetUtilizationRates)>(
+      dlsym(lib, "nvmlDeviceGetUtilizationRates"));
+  nvmlDevice_t dev = nullptr;
+  if (init == nullptr || handle == nullptr || rates == nullptr || init() != NVML_SUCCESS ||
+      handle(0, &dev) != NVML_SUCCESS)
+    return 2;
+  cudaStream_t s;
+  if (cudaStreamCreate(&s) != cudaSuccess) return 2;
+  int ms = 300;
+  cudaLaunchHostFunc(s, sleep_ms_fn, &ms);  // some work before the idle reading
+  cudaStreamSynchronize(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  nvmlUtilization_t idle{}, busy{};
+  rates(dev, &idle);  // since nvmlInit: about half busy
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  rates(dev, &idle);  // the last 400 ms: idle
+  static std::atomic<bool> started{false};
+  cudaLaunchHostFunc(
+      s,
+      [](void*) {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      },
+      nullptr);
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  rates(dev, &busy);  // since the idle reading: the task ran for at least 200 ms of it
+  cudaStreamSynchronize(s);
+  std::printf("idle=%u busy=%u\n", idle.gpu, busy.gpu);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "hostfunc_ms" && argc > 2) return hostfunc_ms(std::atoi(argv[2]));
+  if (mode == "utilization") return utilization();
   if (mode != "basic") {
-    std::fprintf(stderr, "usage: sim_cuda_check basic | hostfunc_ms MS\n");
+    std::fprintf(stderr, "usage: sim_cuda_check basic | hostfunc_ms MS | utilization\n");
     return 2;
   }
   check_devices();

@@ -33,6 +33,25 @@ TEST(SimCuda, EventsTimeHostFunctions) {
   EXPECT_LT(t, 5000.0);
 }
 
+// NVML's utilization.gpu is the share of time the process's streams ran work on the
+// GPU: 0 over a span without any, most of a span inside one long task (a loaded machine
+// may delay the reading, never make an idle GPU busy); a cluster file's value wins.
+TEST(SimCuda, NvmlUtilizationFollowsStreamWork) {
+  auto r = run_command(sim_env() + "RINGSIM_NODE=node1 " + kCheck + " utilization");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  unsigned idle = 999, busy = 999;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "idle=%u busy=%u", &idle, &busy), 2) << r.out;
+  EXPECT_EQ(idle, 0u) << r.out;
+  EXPECT_GT(busy, 0u) << r.out;
+  EXPECT_LE(busy, 100u) << r.out;
+  std::string fixed = write_temp("util", R"({"nodes": [{"name": "node1", "gpus": 2}],
+                 "nvml": {"node": "node1", "gpu": 0, "utilization_gpu_pct": 37}})");
+  r = run_command(sim_env() + "RINGSIM_NODE=node1 RINGSIM_CLUSTER=" + fixed + " " + kCheck +
+                  " utilization");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "idle=37 busy=37\n");
+}
+
 TEST(SimCuda, SlowGpuStretchesStreamWork) {
   std::string cluster = write_temp(
       "slow_gpu", R"({"faults": {"slow_gpu": {"node": "node1", "gpu": 0, "factor": 5}}})");

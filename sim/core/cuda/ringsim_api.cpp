@@ -2,6 +2,7 @@
 #include <cuda.h>
 
 #include "cluster.h"
+#include "device_busy.h"
 #include "driver_state.h"
 #include "sim_internal.h"
 
@@ -48,6 +49,14 @@ int ringsim_current_device(int* device) {
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (current_device(device) != CUDA_SUCCESS) *device = 0;
   return CUDA_SUCCESS;
+}
+
+unsigned long long ringsim_gpu_busy_ns(int local_gpu) {
+  unsigned long long ns = 0;
+  for (const Device& d : devices()) {
+    if (d.local_gpu == local_gpu) ns += device_busy_ns(d.ordinal);
+  }
+  return ns;
 }
 
 double ringsim_device_slow_factor(int device) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "capture.h"
+#include "device_busy.h"
 #include "sim_internal.h"
 
 namespace ringside::sim {
@@ -120,6 +121,9 @@ void StreamCore::run() {
     for (StreamDep& d : task.deps) d.stream->wait(d.seq);
     if (task.flags & RINGSIM_TASK_STALL_GATE) stalled_ = true;
     auto start = std::chrono::steady_clock::now();
+    // An event record is no kernel: it does not make the device busy.
+    const bool kernel = task.fn && (task.flags & RINGSIM_TASK_EVENT) == 0;
+    if (kernel) device_busy_begin(device_);
     if (task.fn) task.fn();
     if ((task.flags & RINGSIM_TASK_NO_STRETCH) == 0 && slow_factor_ > 1) {
       // slow_gpu: the task takes factor x its measured time.
@@ -127,6 +131,7 @@ void StreamCore::run() {
       std::this_thread::sleep_for(
           std::chrono::duration_cast<std::chrono::nanoseconds>(took * (slow_factor_ - 1)));
     }
+    if (kernel) device_busy_end(device_);
     std::lock_guard<std::mutex> lk(mu_);
     ++completed_;
     done_cv_.notify_all();

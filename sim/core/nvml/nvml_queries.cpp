@@ -1,5 +1,13 @@
-// NVML: per-device counters and states, straight from the cluster file's nvml entries.
+// NVML: per-device counters and states, straight from the cluster file's nvml entries
+// (utilization.gpu measured from the stand-in libcuda's stream activity unless set there).
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "nvml_state.h"
 
@@ -13,6 +21,34 @@ nvmlReturn_t get(nvmlDevice_t device, T* out, F&& value) {
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   *out = value(*device->state);
   return NVML_SUCCESS;
+}
+
+// utilization.gpu as NVML defines it: the share of the last sample period (at least
+// 1/6 s, as on the GPUs with the shortest period) during which the GPU ran a kernel,
+// here a task of this process's streams on it (the stand-in libcuda's busy time).
+// `otherwise` when this process has no stand-in libcuda loaded.
+unsigned measured_utilization(unsigned gpu, unsigned otherwise) {
+  using Busy = unsigned long long (*)(int);
+  static const Busy busy = reinterpret_cast<Busy>(dlsym(RTLD_DEFAULT, "ringsim_gpu_busy_ns"));
+  if (busy == nullptr) return otherwise;
+  struct Sample {
+    std::chrono::steady_clock::time_point at;
+    unsigned long long busy_ns = 0;
+    unsigned pct = 0;
+  };
+  static std::mutex mu;
+  static std::map<unsigned, Sample> last;
+  std::lock_guard<std::mutex> lk(mu);
+  const auto now = std::chrono::steady_clock::now();
+  auto [it, first] = last.try_emplace(gpu, Sample{init_time(), 0, 0});
+  Sample& prev = it->second;
+  const double span_ns = std::chrono::duration<double, std::nano>(now - prev.at).count();
+  if (!first && span_ns < 1e9 / 6) return prev.pct;
+  const unsigned long long b = busy(static_cast<int>(gpu));
+  const double share =
+      span_ns > 0 ? static_cast<double>(b - std::min(b, prev.busy_ns)) / span_ns : 0;
+  prev = Sample{now, b, static_cast<unsigned>(std::lround(100 * std::clamp(share, 0.0, 1.0)))};
+  return prev.pct;
 }
 
 }  // namespace
@@ -73,9 +109,13 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int
 }
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* u) {
-  return get(device, u, [](const auto& s) {
-    return nvmlUtilization_t{s.utilization_gpu_pct, s.utilization_memory_pct};
-  });
+  if (nvmlReturn_t r = check_device(device); r != NVML_SUCCESS) return r;
+  if (u == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto& s = *device->state;
+  u->gpu = s.utilization_gpu_fixed ? s.utilization_gpu_pct
+                                   : measured_utilization(device->index, s.utilization_gpu_pct);
+  u->memory = s.utilization_memory_pct;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* m) {
