@@ -9,8 +9,9 @@ under the probe, writes the HTML report with `ringside analyze --html` and again
 with `ringside report --from report.json --html` (they must be identical), loads
 it in headless Chromium and checks that the script ran without errors and drew
 the culprit's GPU cell, its timeline and the link matrix; saves a screenshot
-under W.  Then renders the same report with hostile job, node and communicator
-names and checks that none of them became markup.  Exit 77 (skipped) only when
+under W.  Draws a hang's page (synth traces) and checks its hang point and who
+waits for whom.  Then renders the first report with hostile job, node and
+communicator names and checks that none of them became markup.  Exit 77 (skipped) only when
 Chromium is not installed.
 """
 import argparse, json, os, re, shutil, subprocess, sys
@@ -164,6 +165,27 @@ def main():
         fail("no screenshot written: " + log[-2000:])
     print("screenshot: %s (%d bytes)" % (shot, os.path.getsize(shot)))
 
+    # A hang (synth: rank 2 never enters world op 57): the hang point, the rank that
+    # never arrived and who waits for it.
+    hang_traces = os.path.join(o.work_dir, "hang-traces")
+    hang_page = os.path.join(o.work_dir, "hang.html")
+    r = run([ringside, "synth", "-o", hang_traces, "-n", "8", "-N", "2", "--steps", "40",
+             "--fault", "stop:rank=2,op=57"], timeout=300)
+    if r.returncode != 0:
+        fail("synth failed: " + r.stderr)
+    r = run([ringside, "analyze", hang_traces, "-q", "--no-progress", "--html", hang_page], timeout=300)
+    if r.returncode != 1:
+        fail("analyze of the hang exited %d: %s" % (r.returncode, r.stderr))
+    dom, log = chromium_load(chromium, o.work_dir, hang_page, "hang", ["--dump-dom"])
+    if console_errors(log) or 'data-rendered="1"' not in re.search(r"<body[^>]*>", dom).group(0):
+        fail("the hang's page did not render cleanly:\n" + "\n".join(console_errors(log)))
+    if attr_of(dom, "hang-point-0", "stroke") is None:
+        fail("the hang's timeline has no hang point")
+    if not re.search(r'class="tl-missing"[^>]*>never arrived<', dom):
+        fail("the hang's timeline does not show the rank that never arrived")
+    if not re.search(r'class="tl-wait"[^>]*>7 ranks wait for rank 2<', dom):
+        fail("the hang's timeline does not say who waits for whom")
+
     # Hostile names: job id, node names and communicator labels from a trace are text.
     text = open(report_json).read()
     text = text.replace('"node2"', json.dumps("node2" + HOSTILE)).replace('"world"', json.dumps("world" + HOSTILE))
@@ -187,7 +209,7 @@ def main():
         fail("the hostile names are not shown as text")
     if console_errors(log):
         fail("console errors with hostile names:\n" + "\n".join(console_errors(log)))
-    print("PASS: culprit cell, timeline, link matrix, charts drawn; hostile names stay text")
+    print("PASS: culprit cell, timelines (straggler, hang), link matrix, charts drawn; hostile names stay text")
 
 
 if __name__ == "__main__":
