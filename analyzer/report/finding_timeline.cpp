@@ -63,7 +63,8 @@ FindingTimeline plan(const Context& ctx, const Finding& f, size_t index) {
   } else {
     first = busiest_window(cg, f.ranks);
   }
-  const uint64_t last = t.stuck ? *t.stuck : first + kTimelineOps - 1;
+  // Up to the op it stopped at, or as far as the communicator went.
+  const uint64_t end = t.stuck ? *t.stuck + 1 : std::min(first + kTimelineOps, cg.end_seq());
   for (int64_t r : f.ranks) {
     if (t.lanes.size() < kTimelineLanes &&
         std::find(comm.members.begin(), comm.members.end(), r) != comm.members.end())
@@ -74,7 +75,7 @@ FindingTimeline plan(const Context& ctx, const Finding& f, size_t index) {
     if (r >= 0 && std::find(t.lanes.begin(), t.lanes.end(), r) == t.lanes.end())
       t.lanes.push_back(r);
   }
-  for (uint64_t s = first; s <= last; ++s) {
+  for (uint64_t s = first; s < end; ++s) {
     TimelineOp op;
     op.seq = s;
     if (const GroupAgg* g = ctx.groups.group(t.comm, s)) {
@@ -95,7 +96,8 @@ std::vector<FindingTimeline> finding_timelines(const Context& ctx,
                                                const std::vector<Finding>& findings, size_t batch) {
   std::vector<FindingTimeline> out;
   for (size_t i = 0; i < findings.size() && out.size() < kMaxTimelines; ++i) {
-    if (findings[i].ranks.empty()) continue;
+    // A rank without a trace has no ops to draw.
+    if (findings[i].ranks.empty() || findings[i].kind == "missing_trace") continue;
     FindingTimeline t = plan(ctx, findings[i], i);
     if (t.comm >= 0 && !t.ops.empty()) out.push_back(std::move(t));
   }
@@ -106,6 +108,7 @@ std::vector<FindingTimeline> finding_timelines(const Context& ctx,
       wanted[out[ti].lanes[li]].emplace_back(ti, li);
   }
   for (const auto& [rank, slots] : wanted) {
+    if (rank < 0 || static_cast<size_t>(rank) >= ctx.set.ranks.size()) continue;
     const RankInfo& ri = ctx.set.ranks[static_cast<size_t>(rank)];
     if (!ri.has_file || !ri.read_error.empty()) continue;
     auto note = [&](const trace::OpRecord& op) {

@@ -36,7 +36,8 @@ struct FindingTimeline {
   std::vector<TimelineOp> ops;    // ascending seq
 };
 
-// Chooses the ops and lanes of each finding that has ranks (at most kMaxTimelines)
+// Chooses the ops and lanes of each finding that names ranks with traces (at most
+// kMaxTimelines; not missing_trace)
 // and reads them.  Hangs and desyncs: the ops up to the one they stopped at; others:
 // the window of the finding's busiest communicator where its ranks arrived last
 // most often.  Unreadable files leave their lanes empty.

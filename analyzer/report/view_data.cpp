@@ -40,8 +40,37 @@ std::string hex(uint64_t id) {
   return buf;
 }
 
+// `series` in at most `points` runs of consecutive points, averaged (NaN ignored).
+std::vector<GpuPoint> merge_points(const std::vector<GpuPoint>& series, size_t points) {
+  const size_t n = series.size();
+  if (n <= points) return series;
+  std::vector<GpuPoint> out;
+  for (size_t p = 0; p < points; ++p) {
+    const size_t begin = p * n / points, end = (p + 1) * n / points;
+    GpuPoint m;
+    m.t_ns = series[(begin + end) / 2].t_ns;
+    float GpuPoint::*fields[] = {&GpuPoint::sm_clock_mhz, &GpuPoint::temperature_c,
+                                 &GpuPoint::power_w, &GpuPoint::util_gpu_pct};
+    for (auto field : fields) {
+      double sum = 0;
+      int count = 0;
+      for (size_t i = begin; i < end; ++i) {
+        if (!std::isnan(series[i].*field)) {
+          sum += series[i].*field;
+          ++count;
+        }
+      }
+      m.*field = count ? static_cast<float>(sum / count) : std::nanf("");
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
 nlohmann::json gpus_json(const Context& ctx) {
   nlohmann::json out = nlohmann::json::array();
+  const size_t points = std::clamp(kGpuSeriesBudget / std::max<size_t>(1, ctx.set.ranks.size()),
+                                   kMinGpuSeriesPoints, kGpuSeriesPoints);
   const auto& stats = ctx.stats.ranks();
   for (const RankInfo& ri : ctx.set.ranks) {
     nlohmann::json g = {{"rank", ri.rank},
@@ -63,7 +92,7 @@ nlohmann::json gpus_json(const Context& ctx) {
     g["max_temperature_c"] = s.max_temperature_c;
     g["slowdown_fraction"] = num(s.slowdown_fraction());
     nlohmann::json t = nlohmann::json::array(), sm = t, temp = t, power = t, util = t;
-    for (const GpuPoint& p : s.series) {
+    for (const GpuPoint& p : merge_points(s.series, points)) {
       t.push_back(num((static_cast<double>(ri.to_job(p.t_ns)) - ctx.job_start_ns) / 1e9));
       sm.push_back(num(p.sm_clock_mhz));
       temp.push_back(num(p.temperature_c));

@@ -162,6 +162,17 @@ TEST(ReportHtml, HangTimelineEndsAtTheStuckOpWithoutTheMissingRank) {
   }
 }
 
+TEST(ReportHtml, MissingTraceHasNoTimelineAndItsGpuIsUntraced) {
+  TempDir dir("html-missing");
+  Report r = synth_and_analyze(small_spec(dir.path()), {"missing:rank=3"});
+  ASSERT_NE(find_kind(r, "missing_trace"), nullptr);
+  const nlohmann::json& v = r.extra["views"];
+  EXPECT_TRUE(v["timelines"].empty());
+  EXPECT_EQ(v["gpus"][3]["traced"], false);
+  EXPECT_TRUE(v["gpus"][3]["series"]["t_s"].empty());
+  EXPECT_EQ(v["gpus"][2]["traced"], true);
+}
+
 TEST(ReportHtml, ReportCommandRendersTheSamePageAsAnalyze) {
   TempDir dir("html-cli");
   synth_and_analyze(small_spec(dir.path() + "/traces"), {"straggler:rank=5,factor=1.2"});
