@@ -4,15 +4,15 @@
 html_browser_test.py --bin-dir B --sim-lib-dir L --work-dir W --cluster FILE [--chromium PATH]
 
 Runs the demo's job (train_example on 8 sim ranks over 2 nodes, node2's GPU 1
-1.5x slower)
-under the probe, writes the HTML report with `ringside analyze --html` and again
-with `ringside report --from report.json --html` (they must be identical), loads
-it in headless Chromium and checks that the script ran without errors and drew
-the culprit's GPU cell, its timeline and the link matrix; saves a screenshot
-under W.  Draws a hang's page (synth traces) and checks its hang point and who
-waits for whom.  Then renders the first report with hostile job, node and
-communicator names and checks that none of them became markup.  Exit 77 (skipped) only when
-Chromium is not installed.
+made 1.5x slower) under the probe, writes the HTML report with `ringside analyze
+--html` and again with `ringside report --from report.json --html` (they must be
+identical), loads it in headless Chromium and checks that the script ran without
+errors and drew the culprit's GPU cell, its timeline and the link matrix; saves a
+screenshot under W.  Draws a hang's page (synth traces) and checks its hang point
+and who waits for whom, and a report without `views` (an older ringside's).  Then
+renders the first report with hostile job, node and communicator names and checks
+that none of them became markup.  Exit 77 (skipped) only when Chromium is not
+installed.
 """
 import argparse, json, os, re, shutil, subprocess, sys
 
@@ -185,6 +185,21 @@ def main():
         fail("the hang's timeline does not show the rank that never arrived")
     if not re.search(r'class="tl-wait"[^>]*>7 ranks wait for rank 2<', dom):
         fail("the hang's timeline does not say who waits for whom")
+
+    # A report written before `views` existed: the findings are drawn, nothing fails.
+    old = json.load(open(report_json))
+    del old["views"]
+    old_json = os.path.join(o.work_dir, "no-views.json")
+    json.dump(old, open(old_json, "w"))
+    old_page = os.path.join(o.work_dir, "no-views.html")
+    r = run([ringside, "report", "--from", old_json, "--html", old_page], timeout=120)
+    if r.returncode != 1:
+        fail("report --from (no views) exited %d: %s" % (r.returncode, r.stderr))
+    dom, log = chromium_load(chromium, o.work_dir, old_page, "no-views", ["--dump-dom"])
+    if console_errors(log) or 'data-rendered="1"' not in re.search(r"<body[^>]*>", dom).group(0):
+        fail("a report without views did not render cleanly:\n" + "\n".join(console_errors(log)))
+    if attr_of(dom, "finding-0", "class") is None or "has no views" not in dom:
+        fail("a report without views does not show its findings and say what is missing")
 
     # Hostile names: job id, node names and communicator labels from a trace are text.
     text = open(report_json).read()
