@@ -65,8 +65,9 @@ FindingTimeline plan(const Context& ctx, const Finding& f, size_t index) {
   }
   // Up to the op it stopped at, or as far as the communicator went.
   const uint64_t end = t.stuck ? *t.stuck + 1 : std::min(first + kTimelineOps, cg.end_seq());
+  // The finding's ranks, leaving a quarter of the lanes to others to compare with.
   for (int64_t r : f.ranks) {
-    if (t.lanes.size() < kTimelineLanes &&
+    if (t.lanes.size() < kTimelineLanes * 3 / 4 &&
         std::find(comm.members.begin(), comm.members.end(), r) != comm.members.end())
       t.lanes.push_back(r);
   }
