@@ -9,6 +9,7 @@
 #include "match/rank_stats.h"
 #include "report/format.h"
 #include "report/job_usage.h"
+#include "report/view_data.h"
 #include "ringside/trace_reader.h"
 #include "whatif/what_if.h"
 
@@ -196,6 +197,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   rank_findings_and_set_verdict(report);
   report.what_if = compute_what_if(ctx, report.findings);
+  if (options.views) report.extra["views"] = view_data(ctx, report.findings, options.batch);
   for (const auto& ri : set.ranks) {
     if (!ri.has_file) report.missing_ranks.push_back(ri.rank);
   }

@@ -32,6 +32,8 @@ struct AnalyzeOptions {
   OpWindowCache* window_cache = nullptr;
   // Likewise: trace file headers already read (trace_reader.h).
   trace::TraceDirCache* dir_cache = nullptr;
+  // Add the report's `views` (report/view_data.h): what the HTML report draws.
+  bool views = true;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.

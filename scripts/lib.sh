@@ -11,6 +11,7 @@ RINGSIDE_PACKAGES=(
   libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin libeigen3-dev libcli11-dev
   nlohmann-json3-dev libgtest-dev python3 python3-h5py python3-numpy
   slurm-wlm libslurm-dev munge procps bc time
+  chromium
 )
 
 # Each line says when it was printed (seconds since the script started), so that a

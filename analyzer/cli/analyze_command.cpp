@@ -27,6 +27,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string dir;
     std::string json;
+    std::string html;
     std::string step;
     bool quiet = false;
     bool no_progress = false;
@@ -43,6 +44,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--json", args->json,
       "also write the report as JSON (schema ringside.report/1) to FILE ('-' = stdout)");
+  cmd->add_option("--html", args->html,
+                  "also write the report as one self-contained HTML file (opens offline)");
   CLI::Option* step =
       cmd->add_option("--step", args->step,
                       "analyze only the traces of this Slurm job step (SLURM_STEP_ID) when the "
@@ -85,6 +88,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
         throw InputError("--json " + st.message());
       }
     }
+    if (!args->html.empty()) write_html_report(report_to_json(report), args->html);
     if (!args->quiet && args->json != "-") render_text(report, std::cout, args->max_findings);
     exit_code = analysis::exit_code(report);
   });

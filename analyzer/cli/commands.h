@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace ringside::analysis::cli {
 
@@ -22,5 +25,9 @@ void add_analyze_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
 void add_fleet_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
+
+// Writes the HTML report of `report` (a report JSON) to `path`; InputError if it cannot.
+void write_html_report(const nlohmann::json& report, const std::string& path);
 
 }  // namespace ringside::analysis::cli

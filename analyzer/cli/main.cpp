@@ -1,4 +1,4 @@
-// `ringside`: analyze | watch | fleet | synth | run.  Exit codes: 0 healthy, 1 findings,
+// `ringside`: analyze | watch | fleet | synth | report | run.  Exit codes: 0 healthy, 1 findings,
 // 2 usage or input error (messages on stderr).
 #include <malloc.h>
 
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ringside::analysis::cli::add_synth_command(app, exit_code);
   ringside::analysis::cli::add_watch_command(app, exit_code);
   ringside::analysis::cli::add_fleet_command(app, exit_code);
+  ringside::analysis::cli::add_report_command(app, exit_code);
   ringside::launcher::add_run_command(app);
   try {
     app.parse(argc, argv);

@@ -4,7 +4,43 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
+#include <limits>
+
 namespace ringside::analysis {
+namespace {
+
+std::vector<GpuPoint> downsample(std::span<const trace::SampleRecord> samples) {
+  std::vector<GpuPoint> out;
+  const size_t n = samples.size();
+  const size_t points = std::min(n, kGpuSeriesPoints);
+  for (size_t p = 0; p < points; ++p) {
+    const size_t begin = p * n / points, end = (p + 1) * n / points;
+    double sum[4] = {0, 0, 0, 0};
+    int count[4] = {0, 0, 0, 0};
+    for (size_t i = begin; i < end; ++i) {
+      const auto& s = samples[i];
+      const std::pair<uint32_t, double> fields[4] = {{trace::kValidClocks, s.sm_clock_mhz},
+                                                     {trace::kValidTemperature, s.temperature_c},
+                                                     {trace::kValidPower, s.power_mw / 1e3},
+                                                     {trace::kValidUtilization, s.util_gpu_pct}};
+      for (int f = 0; f < 4; ++f) {
+        if (s.valid & fields[f].first) {
+          sum[f] += fields[f].second;
+          ++count[f];
+        }
+      }
+    }
+    auto mean = [&](int f) {
+      return count[f] ? static_cast<float>(sum[f] / count[f])
+                      : std::numeric_limits<float>::quiet_NaN();
+    };
+    out.push_back({samples[(begin + end) / 2].t_ns, mean(0), mean(1), mean(2), mean(3)});
+  }
+  return out;
+}
+
+}  // namespace
 
 GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
   GpuSummary g;
@@ -53,6 +89,7 @@ GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
       g.pcie_replays_last = s.pcie_replays;
     }
   }
+  g.series = downsample(samples);
   if (!clocks.empty()) {
     std::nth_element(clocks.begin(), clocks.begin() + static_cast<long>(clocks.size() / 2),
                      clocks.end());

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ringside/trace_schema.h"
 
@@ -13,6 +14,16 @@ namespace ringside::analysis {
 // NVML clock-event reasons that mean the GPU was slowed down (not idle, not
 // an application clock setting).
 inline constexpr uint64_t kSlowdownReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+// At most this many points of a GPU's counters are kept (GpuSummary::series), for
+// the report's sparklines.
+inline constexpr size_t kGpuSeriesPoints = 24;
+
+// Counters averaged over consecutive samples; NaN where none of them read it.
+struct GpuPoint {
+  int64_t t_ns = 0;  // trace-local time of the middle sample
+  float sm_clock_mhz = 0, temperature_c = 0, power_w = 0, util_gpu_pct = 0;
+};
 
 struct GpuSummary {
   uint64_t samples = 0;
@@ -32,6 +43,9 @@ struct GpuSummary {
   uint64_t util_samples = 0;
   double util_gpu_sum_pct = 0, util_mem_sum_pct = 0;
   uint64_t mem_used_max_bytes = 0;
+  // The samples in at most kGpuSeriesPoints runs of consecutive samples of equal
+  // count, averaged: bounded whatever the job's length.
+  std::vector<GpuPoint> series;
 
   double mean_util_gpu_pct() const {
     return util_samples ? util_gpu_sum_pct / static_cast<double>(util_samples) : 0;

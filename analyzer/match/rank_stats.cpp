@@ -90,6 +90,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, const trace::TraceReader& r
     const CommInfo& comm = set.comms[static_cast<size_t>(ci)];
     const GroupAgg* g = table_.group(ci, op.seq);
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
+    bounded_push(rl.arrival_late_ms, static_cast<float>((t.arrival - g->min_arrival) / 1e6),
+                 rl.arrivals_seen++);
     if (!before || g->gaps < comm.present) return;
     // Own compute before the op against the other members' mean, per reading
     // (match/own_compute.h).  The op counts against the rank only when it is late

@@ -87,6 +87,10 @@ struct RankLateness {
   // too, unless it waited for an op that otherwise runs alongside.
   double compute_held_ns = 0;
   std::vector<std::pair<int, Lateness>> per_comm;  // comm index
+  // Arrival lateness at its complete collectives (own arrival minus the first
+  // member's), ms: a bounded sample (bounded_push) for the report's distributions.
+  std::vector<float> arrival_late_ms;
+  uint64_t arrivals_seen = 0;
   Lateness& comm(int c);
 };
 

@@ -219,6 +219,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   AnalyzeOptions analyze = o.analyze;
   analyze.progress = false;
   analyze.thresholds.live = true;
+  analyze.views = false;  // drawn by the HTML report only, never live
   analyze.window_cache = &rows_before;
   analyze.dir_cache = &headers;
   for (;;) {

@@ -34,3 +34,16 @@ if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
       --cluster ${PROJECT_SOURCE_DIR}/examples/scenarios/stop.json)
   set_tests_properties(analyzer_e2e_watch_hang PROPERTIES TIMEOUT 600 LABELS "analyzer;e2e" RUN_SERIAL TRUE)
 endif()
+
+# The HTML report of the demo's job in headless Chromium (Debian's chromium, installed
+# by scripts/lib.sh): no script errors, the culprit's cell, its timeline and the link
+# matrix drawn, hostile names kept as text; the screenshot stays in the build tree.
+if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
+  add_test(NAME analyzer_html_browser
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/html_browser_test.py
+      --bin-dir ${CMAKE_BINARY_DIR}/bin --sim-lib-dir ${RINGSIDE_SIM_LIB_DIR}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/html_browser
+      --cluster ${PROJECT_SOURCE_DIR}/examples/scenarios/straggler_gpu.json)
+  set_tests_properties(analyzer_html_browser PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
+    LABELS "analyzer;e2e;browser" RUN_SERIAL TRUE)
+endif()

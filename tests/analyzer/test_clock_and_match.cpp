@@ -182,6 +182,30 @@ TEST(GpuSummary, CountsSlowdownsAndCounterGrowth) {
   EXPECT_EQ(slowdown_reason_names(0x40 | 0x20), "SW thermal slowdown, HW thermal slowdown");
 }
 
+TEST(GpuSummary, SeriesAveragesRunsOfSamplesAndIsBounded) {
+  // 96 samples: 24 runs of 4.  Clocks read in all, power in none, temperature rising.
+  std::vector<trace::SampleRecord> s(96);
+  for (size_t i = 0; i < s.size(); ++i) {
+    s[i].t_ns = static_cast<int64_t>(i) * 100'000'000;
+    s[i].valid = trace::kValidClocks | trace::kValidTemperature | trace::kValidUtilization;
+    s[i].sm_clock_mhz = i % 2 ? 1000 : 2000;
+    s[i].temperature_c = static_cast<uint32_t>(40 + i / 4);
+    s[i].util_gpu_pct = 50;
+  }
+  GpuSummary g = summarize_samples(s);
+  ASSERT_EQ(g.series.size(), kGpuSeriesPoints);
+  for (size_t p = 0; p < g.series.size(); ++p) {
+    EXPECT_FLOAT_EQ(g.series[p].sm_clock_mhz, 1500);
+    EXPECT_FLOAT_EQ(g.series[p].temperature_c, static_cast<float>(40 + p));
+    EXPECT_TRUE(std::isnan(g.series[p].power_w));  // never read
+    EXPECT_EQ(g.series[p].t_ns, static_cast<int64_t>(p * 4 + 2) * 100'000'000);
+  }
+  // Fewer samples than points: one point each.
+  s.resize(5);
+  EXPECT_EQ(summarize_samples(s).series.size(), 5u);
+  EXPECT_TRUE(summarize_samples({}).series.empty());
+}
+
 TEST(Lateness, TStatistic) {
   Lateness l;
   for (int i = 0; i < 100; ++i) {
