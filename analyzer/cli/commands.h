@@ -21,5 +21,7 @@ CLI::Validator window_ops_check();
 void add_analyze_command(CLI::App& app, int& exit_code);
 void add_synth_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 
 }  // namespace ringside::analysis::cli

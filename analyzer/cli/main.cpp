@@ -1,4 +1,4 @@
-// `ringside`: analyze | watch | synth | run.  Exit codes: 0 healthy, 1 findings,
+// `ringside`: analyze | watch | synth | diff | export | run.  Exit codes: 0 healthy, 1 findings,
 // 2 usage or input error (messages on stderr).
 #include <malloc.h>
 
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   ringside::analysis::cli::add_analyze_command(app, exit_code);
   ringside::analysis::cli::add_synth_command(app, exit_code);
   ringside::analysis::cli::add_watch_command(app, exit_code);
+  ringside::analysis::cli::add_diff_command(app, exit_code);
+  ringside::analysis::cli::add_export_command(app, exit_code);
   ringside::launcher::add_run_command(app);
   try {
     app.parse(argc, argv);
