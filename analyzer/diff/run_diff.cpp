@@ -196,8 +196,10 @@ void compare_lateness(const Side& a, const Side& b, Areas& areas) {
     c.area = "rank_lateness";
     c.what = "rank " + std::to_string(r) + " (" + (na == nb ? na : na + " -> " + nb) + ")";
     c.unit = "ms/op";
-    c.a = la.at("mean_excess_ms").at(r).get<double>() - ca;
-    c.b = lb.at("mean_excess_ms").at(r).get<double>() - cb;
+    // Only time behind the peers counts: a rank ahead of them is one that waits
+    // (for a late tensor-parallel partner, say), not one that got better.
+    c.a = std::max(0.0, la.at("mean_excess_ms").at(r).get<double>() - ca);
+    c.b = std::max(0.0, lb.at("mean_excess_ms").at(r).get<double>() - cb);
     const double sa = se(la, r), sb = se(lb, r);
     c.noise = std::hypot(sa, sb);
     // Scale: the compute its peers do before an op (lateness is a share of it).
