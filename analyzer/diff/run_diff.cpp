@@ -150,9 +150,9 @@ Status compare_busbw(const Side& a, const Side& b, Areas& areas) {
     auto sa = summary_from_json(ea, "gbps"), sb = summary_from_json(eb, "gbps");
     if (!sa.ok() || !sb.ok()) return Status::error("busbw: " + sa.message() + sb.message());
     // The standard error comes from the values sampled, not from every op.
-    auto se = [](const SampleSummary& s, const json& e) {
-      const double n = std::max(1.0, e.value("sampled", static_cast<double>(s.sample.size())));
-      return 1.2533 * s.spread / std::sqrt(n);
+    auto se = [](SampleSummary s, const json& e) {
+      s.count = e.value("sampled", s.sample.size());
+      return s.median_se();
     };
     Change c;
     c.area = "busbw";

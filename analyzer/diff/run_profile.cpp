@@ -67,8 +67,12 @@ nlohmann::json busbw_json(const TraceSet& set, const GroupTable& table) {
   nlohmann::json out = nlohmann::json::array();
   for (const CommLinkStats* l : order) {
     const CommInfo& c = set.comms[static_cast<size_t>(l->comm)];
-    SampleSummary s =
-        summarize(std::vector<double>(l->busbw.begin(), l->busbw.end()), kProfileSample);
+    // The sample holds the last ops, written round-robin once full: oldest first again.
+    std::vector<double> values(l->busbw.begin(), l->busbw.end());
+    if (l->count > values.size())
+      std::rotate(values.begin(), values.begin() + static_cast<long>(l->count % values.size()),
+                  values.end());
+    SampleSummary s = summarize(std::move(values), kProfileSample);
     s.count = l->count;  // the sample holds at most 256 of them
     nlohmann::json j = summary_to_json(s, "gbps");
     j["sampled"] = l->busbw.size();

@@ -2,6 +2,11 @@
 // most kProfileSample values.  The spread is robust (1.4826 x the median
 // absolute deviation: the standard deviation for normal noise, unmoved by a few
 // outliers), so that one slow step or op does not widen what counts as noise.
+//
+// Values in a run are not independent: a run drifts (warm-up, other load on the
+// machine).  The standard error of the median is therefore also measured by
+// batch medians: the values in order cut into kBatches runs of their own, whose
+// medians' spread over sqrt(kBatches) holds the drift; the larger of the two is used.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +18,8 @@
 
 namespace ringside::analysis {
 
+inline constexpr size_t kBatches = 8;
+
 struct SampleSummary {
   uint64_t count = 0;
   double median = 0;
@@ -20,8 +27,10 @@ struct SampleSummary {
   double mean = 0;
   double p10 = 0, p90 = 0;
   std::vector<double> sample;  // evenly spaced over the values, in their order
+  double batch_se = 0;         // from batch medians; 0 with fewer than 2 x kBatches values
 
-  // Standard error of the median (normal noise: 1.2533 sigma / sqrt(n)).
+  // Standard error of the median: the larger of the independent-noise one
+  // (1.2533 sigma / sqrt(n)) and batch_se.
   double median_se() const;
 };
 
