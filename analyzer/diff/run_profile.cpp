@@ -72,7 +72,7 @@ nlohmann::json busbw_json(const TraceSet& set, const GroupTable& table) {
     if (l->count > values.size())
       std::rotate(values.begin(), values.begin() + static_cast<long>(l->count % values.size()),
                   values.end());
-    SampleSummary s = summarize(std::move(values), kProfileSample);
+    SampleSummary s = summarize(std::move(values), kProfileBusbwSample);
     s.count = l->count;  // the sample holds at most 256 of them
     nlohmann::json j = summary_to_json(s, "gbps");
     j["sampled"] = l->busbw.size();

@@ -2,7 +2,8 @@
 // into the report as `profile` (docs/report-format.md) so that a report JSON
 // can be diffed without its traces.  Bounded whatever the job's length: step
 // times and bandwidths are kept as summaries plus a sample of at most
-// kProfileSample values; per-rank arrays stop at kProfileMaxRanks ranks.
+// kProfileSample (bandwidths: kProfileBusbwSample) values; per-rank arrays stop at kProfileMaxRanks
+// ranks.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,8 @@ inline constexpr size_t kProfileSample = 256;
 inline constexpr size_t kProfileMaxRanks = 16384;
 inline constexpr size_t kProfileMaxComms = 4096;
 inline constexpr size_t kProfileMaxBusbw = 256;
+// Bandwidth entries keep a smaller sample: there can be 256 of them.
+inline constexpr size_t kProfileBusbwSample = 32;
 
 // A communicator's identity across runs: its role and members (global ranks
 // by comm rank), never its id (a fresh unique id every run) or its label (holds
