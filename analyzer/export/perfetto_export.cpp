@@ -171,19 +171,16 @@ class Exporter {
     for (size_t i = 0; i < report_.findings.size(); ++i) {
       const Finding& f = report_.findings[i];
       // A finding without an op of its own (a straggler, a slow link) holds for
-      // the whole run: marked where the window begins.
-      const int64_t t = finding_time_[i] != kNever ? finding_time_[i]
-                        : window_.lo != INT64_MIN  ? window_.lo
-                                                   : t0_;
-      nlohmann::json args = {{"kind", f.kind},
-                             {"subkind", f.subkind},
-                             {"ranks", f.ranks},
-                             {"nodes", f.nodes},
-                             {"severity", f.severity},
-                             {"confidence", f.confidence},
-                             {"evidence", f.evidence},
-                             {"cost_s", f.cost_s},
-                             {"at_op", finding_time_[i] != kNever}};
+      // the whole run: marked where the window begins; one whose op is outside the
+      // window, at the window's nearer edge.
+      const int64_t at = finding_time_[i];
+      const int64_t lo = window_.lo != INT64_MIN ? window_.lo : t0_;
+      const int64_t t = at == kNever ? lo : std::clamp(at, lo, window_.hi);
+      nlohmann::json args = {
+          {"kind", f.kind},         {"subkind", f.subkind},   {"ranks", f.ranks},
+          {"nodes", f.nodes},       {"severity", f.severity}, {"confidence", f.confidence},
+          {"evidence", f.evidence}, {"cost_s", f.cost_s},     {"at_op", at != kNever && at == t}};
+      if (at != kNever) args["op_time_s"] = static_cast<double>(at - t0_) / 1e9;
       if (f.comm) args["comm"] = hex(*f.comm);
       if (f.seq) args["seq"] = *f.seq;
       const std::string name = "finding " + std::to_string(i + 1) + ": " + f.kind +
@@ -206,7 +203,6 @@ class Exporter {
     if (t.arrival == kNever) return {};
     const bool unfinished = pending || t.end == kNever;
     const int64_t end = unfinished ? std::max(t.arrival, last_flush) : t.end;
-    if (end < t.arrival || !window_.overlaps(t.arrival, end)) return {};
     const OpKind kind = static_cast<OpKind>(op.op);
     const bool p2p = trace::is_p2p(kind);
     if (!p2p) {
@@ -216,6 +212,7 @@ class Exporter {
           if (finding_time_[i] == kNever || t.arrival < finding_time_[i])
             finding_time_[i] = t.arrival;
     }
+    if (end < t.arrival || !window_.overlaps(t.arrival, end)) return {};
     auto tid = tracks.place(op.stream, t.arrival, end);
     if (!tid.ok()) return tid.status();
     const std::string comm = hex(op.comm_id);

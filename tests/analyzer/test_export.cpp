@@ -212,6 +212,16 @@ TEST(PerfettoExport, AroundAHang) {
   for (const json& e : doc["traceEvents"])
     unfinished |= e["ph"] == "X" && e["args"].value("unfinished", false);
   EXPECT_TRUE(unfinished);
+  // A window that ends before the hang: its instant sits at the window's edge and
+  // says where its op is.
+  const std::string early = dir.path() + "/early.json";
+  r = run_cli({"export", dir.path() + "/t", "--perfetto", early, "--from", "0", "--to", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Checked e = check_trace_events(parse_file(early));
+  ASSERT_FALSE(e.findings.empty());
+  EXPECT_FALSE(e.findings[0]["args"]["at_op"].get<bool>());
+  EXPECT_NEAR(e.findings[0]["ts"].get<double>(), 0.1e6, 1);
+  EXPECT_GT(e.findings[0]["args"]["op_time_s"].get<double>(), 0.1);
 }
 
 TEST(PerfettoExport, BadArgumentsAreClearErrors) {
