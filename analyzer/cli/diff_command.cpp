@@ -5,6 +5,7 @@
 #include "diff/run_diff.h"
 #include "report/output_file.h"
 #include "report/report_json.h"
+#include "ringside/safe_text.h"
 
 namespace ringside::analysis::cli {
 
@@ -54,7 +55,8 @@ void add_diff_command(CLI::App& app, int& exit_code) {
         throw InputError("--json " + st.message());
       }
     }
-    if (!args->quiet && args->json != "-") std::cout << diff_to_text(d);
+    // Names come from the reports, which may be any JSON: printable on a terminal.
+    if (!args->quiet && args->json != "-") std::cout << printable(diff_to_text(d), true);
     exit_code = d.regressed() ? 1 : 0;
   });
 }

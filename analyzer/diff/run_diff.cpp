@@ -20,7 +20,6 @@ constexpr double kCounterResolution = 1.0;
 struct Side {
   const json& report;
   const json& profile;
-  const char* name;
 };
 
 std::string size_range(int log2) {
@@ -121,9 +120,23 @@ class Areas {
   std::map<std::string, std::vector<Change>> pending_;
 };
 
-Status compare_steps(const Side& a, const Side& b, Areas& areas) {
+Status compare_steps(const Side& a, const Side& b, Areas& areas, std::vector<std::string>& notes) {
   const json &sa = a.profile.at("steps"), &sb = b.profile.at("steps");
-  if (sa.is_null() || sb.is_null()) return {};
+  if (sa.is_null() || sb.is_null()) {
+    notes.push_back(std::string("step time not compared: no repeating pattern of ops in ") +
+                    (sa.is_null() && sb.is_null() ? "either run"
+                     : sa.is_null()               ? "A"
+                                                  : "B"));
+    return {};
+  }
+  if (sa.at("comm_key") != sb.at("comm_key") || sa.at("ops_per_step") != sb.at("ops_per_step")) {
+    notes.push_back("step time not compared: the runs' steps differ (" +
+                    sa.at("ops_per_step").dump() + " ops of " +
+                    sa.at("comm_label").get<std::string>() + " in A, " +
+                    sb.at("ops_per_step").dump() + " ops of " +
+                    sb.at("comm_label").get<std::string>() + " in B)");
+    return {};
+  }
   auto ra = summary_from_json(sa, "s"), rb = summary_from_json(sb, "s");
   if (!ra.ok()) return Status::error("report A: steps: " + ra.message());
   if (!rb.ok()) return Status::error("report B: steps: " + rb.message());
@@ -139,13 +152,18 @@ Status compare_steps(const Side& a, const Side& b, Areas& areas) {
   return {};
 }
 
-Status compare_busbw(const Side& a, const Side& b, Areas& areas) {
+Status compare_busbw(const Side& a, const Side& b, Areas& areas, std::vector<std::string>& notes) {
+  size_t only_b = 0, matched = 0;
   std::map<std::tuple<std::string, std::string, int>, const json*> in_a;
   for (const json& e : a.profile.at("busbw"))
     in_a[{e.at("comm_key"), e.at("op"), e.at("size_log2")}] = &e;
   for (const json& eb : b.profile.at("busbw")) {
     auto it = in_a.find({eb.at("comm_key"), eb.at("op"), eb.at("size_log2")});
-    if (it == in_a.end()) continue;
+    if (it == in_a.end()) {
+      ++only_b;
+      continue;
+    }
+    ++matched;
     const json& ea = *it->second;
     auto sa = summary_from_json(ea, "gbps"), sb = summary_from_json(eb, "gbps");
     if (!sa.ok() || !sb.ok()) return Status::error("busbw: " + sa.message() + sb.message());
@@ -164,6 +182,11 @@ Status compare_busbw(const Side& a, const Side& b, Areas& areas) {
     c.noise = std::hypot(se(sa.value(), ea), se(sb.value(), eb));
     areas.add(c, c.a, false);
   }
+  const size_t only_a = in_a.size() - matched;
+  if (only_a + only_b > 0)
+    notes.push_back("bus bandwidth: " + std::to_string(only_a) + " (op, size) of A and " +
+                    std::to_string(only_b) +
+                    " of B have no counterpart in the other run and are not compared");
   return {};
 }
 
@@ -319,7 +342,7 @@ Result<DiffResult> diff_reports(const json& a, const json& b, const DiffOptions&
         return Status::error(std::string("report ") + name + ": profile schema is not " +
                              kProfileSchema);
     }
-    const Side sa{a, a.at("profile"), "A"}, sb{b, b.at("profile"), "B"};
+    const Side sa{a, a.at("profile")}, sb{b, b.at("profile")};
     if (Status s = check_shape(sa, sb); !s.ok()) return s;
     for (const auto& [r, run] : {std::pair{&a, &out.a}, std::pair{&b, &out.b}}) {
       run->job = r->value("job", "");
@@ -327,8 +350,16 @@ Result<DiffResult> diff_reports(const json& a, const json& b, const DiffOptions&
       run->nodes = r->at("nodes").get<std::vector<std::string>>();
     }
     Areas areas(options.threshold);
-    if (Status s = compare_steps(sa, sb, areas); !s.ok()) return s;
-    if (Status s = compare_busbw(sa, sb, areas); !s.ok()) return s;
+    if (Status s = compare_steps(sa, sb, areas, out.notes); !s.ok()) return s;
+    if (Status s = compare_busbw(sa, sb, areas, out.notes); !s.ok()) return s;
+    for (const auto& [r, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
+      const json& p = r->at("profile");
+      if (p.at("ranks").at("count").get<int64_t>() < r->at("ranks").get<int64_t>())
+        out.notes.push_back(std::string("only the first ") + p.at("ranks").at("count").dump() +
+                            " ranks of " + name +
+                            " are in its profile: lateness and GPU "
+                            "counters of the others are not compared");
+    }
     compare_lateness(sa, sb, areas);
     compare_gpus(sa, sb, areas);
     areas.finish(out, options);
@@ -351,6 +382,7 @@ json diff_to_json(const DiffResult& d) {
   for (const Change& c : d.worse) j["worse"].push_back(change_json(c));
   j["better"] = json::array();
   for (const Change& c : d.better) j["better"].push_back(change_json(c));
+  j["notes"] = d.notes;
   j["worse_total"] = d.worse_total;
   j["better_total"] = d.better_total;
   return j;
@@ -374,6 +406,7 @@ std::string diff_to_text(const DiffResult& d) {
     t += list->size() < total ? " (" + std::to_string(list->size()) + " listed)\n" : "\n";
     for (const Change& c : *list) t += line(c);
   }
+  for (const std::string& n : d.notes) t += "note: " + n + "\n";
   t += "\ncompared:";
   for (const auto& [area, n] : d.compared) t += " " + area + " " + std::to_string(n);
   t += "\n";

@@ -49,7 +49,8 @@ struct DiffResult {
   std::vector<std::pair<std::string, size_t>> compared;  // area -> things compared
   std::vector<Change> worse, better;                     // beyond noise, largest first
   size_t worse_total = 0, better_total = 0;
-  bool regressed() const;  // something got worse beyond noise and beyond the threshold
+  std::vector<std::string> notes;  // what could not be compared, and why
+  bool regressed() const;          // something got worse beyond noise and beyond the threshold
 };
 
 // Errors: a report without a profile, or runs of different shapes (rank count,

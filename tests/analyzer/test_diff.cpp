@@ -190,6 +190,28 @@ TEST(Diff, UnreadableInputsAreErrors) {
   EXPECT_NE(r.err.find("malformed report"), std::string::npos) << r.err;
 }
 
+// What cannot be compared is said; names from a report reach the terminal printable.
+TEST(Diff, NotesAndHostileNames) {
+  TempDir dir("diff-notes");
+  const std::string run = write_run(shape(dir.path() + "/a", 6));
+  json b = json::parse(std::ifstream(report_of(run)));
+  b["profile"]["steps"] = nullptr;
+  b["nodes"][1] = "\x1b]0;evil\x07<script>\"";
+  b["profile"]["ranks"]["mean_excess_ms"][5] = 50.0;
+  const std::string path = dir.path() + "/b.json";
+  std::ofstream(path) << b.dump();
+  CliResult r = run_cli({"diff", run, path});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("note: step time not compared: no repeating pattern of ops in B"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos);
+  EXPECT_NE(r.out.find("rank 5 (node2 -> ?]0;evil?<script>\")"), std::string::npos) << r.out;
+  const json d = diff_json(run, path, 1);
+  EXPECT_EQ(d["notes"].size(), 1u);
+}
+
 TEST(Diff, NoiseThresholdGrowsWithWhatIsCompared) {
   EXPECT_DOUBLE_EQ(noise_z(1), kMinNoiseZ);
   EXPECT_GT(noise_z(4096), noise_z(16));
