@@ -43,7 +43,9 @@ std::string node_of(const json& report, const json& ranks, size_t r) {
              : "?";
 }
 
-Status check_shape(const Side& a, const Side& b) {
+using KeyMap = std::map<std::string, std::string>;
+
+Status check_shape(const Side& a, const Side& b, KeyMap& b_to_a) {
   const int64_t ra = a.report.at("ranks").get<int64_t>(), rb = b.report.at("ranks").get<int64_t>();
   if (ra != rb)
     return Status::error("different job shapes: A has " + std::to_string(ra) + " ranks, B has " +
@@ -54,24 +56,63 @@ Status check_shape(const Side& a, const Side& b) {
                          std::to_string(nb));
   const json &pa = a.profile.at("ranks").at("node"), &pb = b.profile.at("ranks").at("node");
   for (size_t r = 0; r < std::min(pa.size(), pb.size()); ++r) {
+    // -1: no trace of the rank in that run (missing, not moved).
+    if (pa.at(r).get<int64_t>() < 0 || pb.at(r).get<int64_t>() < 0) continue;
     if (pa.at(r) != pb.at(r))
       return Status::error("different job shapes: rank " + std::to_string(r) + " is on node " +
                            std::to_string(pa.at(r).get<int64_t>()) + " of A's but node " +
                            std::to_string(pb.at(r).get<int64_t>()) +
                            " of B's (ranks per node differ)");
   }
-  std::map<std::string, std::string> ka, kb;
-  for (const json& c : a.profile.at("comms")) ka[c.at("key")] = c.at("label");
-  for (const json& c : b.profile.at("comms")) kb[c.at("key")] = c.at("label");
-  for (const auto& [k, label] : ka)
-    if (!kb.count(k))
-      return Status::error("different communicator layouts: " + label +
-                           " of A has no communicator of the same role and members in B");
-  for (const auto& [k, label] : kb)
-    if (!ka.count(k))
-      return Status::error("different communicator layouts: " + label +
+  // Communicators pair up by key (role, size, members), or, where a member has no
+  // trace in one run (-1), by size and the members both runs know.
+  std::map<std::string, const json*> ka;
+  for (const json& c : a.profile.at("comms")) ka[c.at("key")] = &c;
+  std::vector<const json*> unmatched_b;
+  for (const json& c : b.profile.at("comms")) {
+    auto it = ka.find(c.at("key"));
+    if (it == ka.end()) {
+      unmatched_b.push_back(&c);
+      continue;
+    }
+    b_to_a[c.at("key")] = it->first;
+    ka.erase(it);
+  }
+  auto compatible = [](const json& x, const json& y) {
+    if (x.at("nranks") != y.at("nranks") || !x.contains("members") || !y.contains("members"))
+      return false;
+    const auto mx = x.at("members").get<std::vector<int64_t>>();
+    const auto my = y.at("members").get<std::vector<int64_t>>();
+    if (mx.size() != my.size()) return false;
+    // Roles are inferred from what the members did: a member without a trace can
+    // change one, so roles must agree only where every member is known.
+    const bool all_known = std::none_of(mx.begin(), mx.end(), [](int64_t m) { return m < 0; }) &&
+                           std::none_of(my.begin(), my.end(), [](int64_t m) { return m < 0; });
+    if (all_known && x.at("role") != y.at("role")) return false;
+    for (size_t i = 0; i < mx.size(); ++i)
+      if (mx[i] >= 0 && my[i] >= 0 && mx[i] != my[i]) return false;
+    return true;
+  };
+  for (const json* c : unmatched_b) {
+    auto it = std::find_if(ka.begin(), ka.end(),
+                           [&](const auto& e) { return compatible(*e.second, *c); });
+    if (it == ka.end())
+      return Status::error("different communicator layouts: " + c->at("label").get<std::string>() +
                            " of B has no communicator of the same role and members in A");
+    b_to_a[c->at("key")] = it->first;
+    ka.erase(it);
+  }
+  if (!ka.empty())
+    return Status::error(
+        "different communicator layouts: " + ka.begin()->second->at("label").get<std::string>() +
+        " of A has no communicator of the same role and members in B");
   return {};
+}
+
+// B's communicator key as A's.
+std::string a_key(const KeyMap& b_to_a, const json& key) {
+  auto it = b_to_a.find(key.get<std::string>());
+  return it == b_to_a.end() ? key.get<std::string>() : it->second;
 }
 
 // Collects changes, then keeps those beyond noise for its area.
@@ -120,7 +161,8 @@ class Areas {
   std::map<std::string, std::vector<Change>> pending_;
 };
 
-Status compare_steps(const Side& a, const Side& b, Areas& areas, std::vector<std::string>& notes) {
+Status compare_steps(const Side& a, const Side& b, const KeyMap& b_to_a, Areas& areas,
+                     std::vector<std::string>& notes) {
   const json &sa = a.profile.at("steps"), &sb = b.profile.at("steps");
   if (sa.is_null() || sb.is_null()) {
     notes.push_back(std::string("step time not compared: no repeating pattern of ops in ") +
@@ -129,7 +171,8 @@ Status compare_steps(const Side& a, const Side& b, Areas& areas, std::vector<std
                                                   : "B"));
     return {};
   }
-  if (sa.at("comm_key") != sb.at("comm_key") || sa.at("ops_per_step") != sb.at("ops_per_step")) {
+  if (sa.at("comm_key") != a_key(b_to_a, sb.at("comm_key")) ||
+      sa.at("ops_per_step") != sb.at("ops_per_step")) {
     notes.push_back("step time not compared: the runs' steps differ (" +
                     sa.at("ops_per_step").dump() + " ops of " +
                     sa.at("comm_label").get<std::string>() + " in A, " +
@@ -152,13 +195,14 @@ Status compare_steps(const Side& a, const Side& b, Areas& areas, std::vector<std
   return {};
 }
 
-Status compare_busbw(const Side& a, const Side& b, Areas& areas, std::vector<std::string>& notes) {
+Status compare_busbw(const Side& a, const Side& b, const KeyMap& b_to_a, Areas& areas,
+                     std::vector<std::string>& notes) {
   size_t only_b = 0, matched = 0;
   std::map<std::tuple<std::string, std::string, int>, const json*> in_a;
   for (const json& e : a.profile.at("busbw"))
     in_a[{e.at("comm_key"), e.at("op"), e.at("size_log2")}] = &e;
   for (const json& eb : b.profile.at("busbw")) {
-    auto it = in_a.find({eb.at("comm_key"), eb.at("op"), eb.at("size_log2")});
+    auto it = in_a.find({a_key(b_to_a, eb.at("comm_key")), eb.at("op"), eb.at("size_log2")});
     if (it == in_a.end()) {
       ++only_b;
       continue;
@@ -343,17 +387,25 @@ Result<DiffResult> diff_reports(const json& a, const json& b, const DiffOptions&
                              kProfileSchema);
     }
     const Side sa{a, a.at("profile")}, sb{b, b.at("profile")};
-    if (Status s = check_shape(sa, sb); !s.ok()) return s;
+    KeyMap b_to_a;
+    if (Status s = check_shape(sa, sb, b_to_a); !s.ok()) return s;
     for (const auto& [r, run] : {std::pair{&a, &out.a}, std::pair{&b, &out.b}}) {
       run->job = r->value("job", "");
       run->ranks = r->at("ranks").get<int64_t>();
       run->nodes = r->at("nodes").get<std::vector<std::string>>();
     }
     Areas areas(options.threshold);
-    if (Status s = compare_steps(sa, sb, areas, out.notes); !s.ok()) return s;
-    if (Status s = compare_busbw(sa, sb, areas, out.notes); !s.ok()) return s;
+    if (Status s = compare_steps(sa, sb, b_to_a, areas, out.notes); !s.ok()) return s;
+    if (Status s = compare_busbw(sa, sb, b_to_a, areas, out.notes); !s.ok()) return s;
     for (const auto& [r, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
       const json& p = r->at("profile");
+      std::string missing;
+      for (size_t i = 0; i < p.at("ranks").at("node").size(); ++i)
+        if (p.at("ranks").at("node").at(i).get<int64_t>() < 0)
+          missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+      if (!missing.empty())
+        out.notes.push_back(std::string("ranks without a trace in ") + name + ": " + missing +
+                            " (not compared)");
       if (p.at("ranks").at("count").get<int64_t>() < r->at("ranks").get<int64_t>())
         out.notes.push_back(std::string("only the first ") + p.at("ranks").at("count").dump() +
                             " ranks of " + name +

@@ -163,7 +163,8 @@ nlohmann::json build_run_profile(const TraceSet& set, const GroupTable& table,
                      {"comm", c.id_hex()},
                      {"label", c.label},
                      {"role", c.role},
-                     {"nranks", c.nranks}});
+                     {"nranks", c.nranks},
+                     {"members", c.members}});
   }
   return {{"schema", kProfileSchema},        {"comms", comms},
           {"comms_total", set.comms.size()}, {"steps", steps_json(set, table)},

@@ -3,6 +3,7 @@
 // shows as better; runs of different shapes and unreadable inputs are clear errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -155,6 +156,20 @@ TEST(Diff, DifferentShapesAreErrors) {
   r = run_cli({"diff", base, d});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("A has 4 nodes, B has 2"), std::string::npos) << r.err;
+}
+
+// A rank without a trace in one run is not a different shape: it is left out.
+TEST(Diff, AMissingRankIsNotAShapeChange) {
+  TempDir dir("diff-missing");
+  const std::string a = write_run(shape(dir.path() + "/a", 15));
+  const std::string b = write_run(shape(dir.path() + "/b", 16), {"missing:rank=3"});
+  const json d = diff_json(a, b, 0);
+  const auto& notes = d["notes"];
+  EXPECT_NE(std::find(notes.begin(), notes.end(), "ranks without a trace in B: 3 (not compared)"),
+            notes.end())
+      << d.dump(1);
+  for (const json& c : d["worse"])
+    EXPECT_EQ(c["what"].get<std::string>().find("rank 3 "), std::string::npos) << c;
 }
 
 TEST(Diff, UnreadableInputsAreErrors) {
