@@ -66,8 +66,9 @@ Status check_shape(const Side& a, const Side& b, KeyMap& b_to_a) {
   }
   // Communicators pair up by key (role, size, members), or, where a member has no
   // trace in one run (-1), by size and the members both runs know.
-  std::map<std::string, const json*> ka;
-  for (const json& c : a.profile.at("comms")) ka[c.at("key")] = &c;
+  // Several communicators can share a key (the same members and role, made twice).
+  std::multimap<std::string, const json*> ka;
+  for (const json& c : a.profile.at("comms")) ka.emplace(c.at("key"), &c);
   std::vector<const json*> unmatched_b;
   for (const json& c : b.profile.at("comms")) {
     auto it = ka.find(c.at("key"));

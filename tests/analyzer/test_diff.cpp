@@ -158,6 +158,20 @@ TEST(Diff, DifferentShapesAreErrors) {
   EXPECT_NE(r.err.find("A has 4 nodes, B has 2"), std::string::npos) << r.err;
 }
 
+// Two communicators of the same members and role (tensor parallel over the whole
+// job beside the world) pair up one to one.
+TEST(Diff, TwinCommunicatorsPair) {
+  TempDir dir("diff-twins");
+  auto twin = [&](const std::string& name, uint64_t seed) {
+    synth::SynthSpec s = small_spec(dir.path() + "/" + name, seed);
+    s.nodes = 1;
+    s.tp = 8;
+    return write_run(s);
+  };
+  const json d = diff_json(twin("a", 1), twin("b", 2), 0);
+  EXPECT_FALSE(d["regressed"].get<bool>()) << d.dump(1);
+}
+
 // A rank without a trace in one run is not a different shape: it is left out.
 TEST(Diff, AMissingRankIsNotAShapeChange) {
   TempDir dir("diff-missing");
