@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "clock/clock_align.h"
+#include "diff/run_profile.h"
 #include "match/comm_roles.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
@@ -176,6 +177,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   report.extra["late_ranks"] = top;
   report.extra["gap_cv"] = stats.median_gap_cv();
+  report.extra["profile"] = build_run_profile(set, table, stats);
   // Every finding names its communicator the same way: role, members, label.
   for (Finding& f : findings) {
     const CommInfo* c = f.comm ? set.comm(*f.comm) : nullptr;

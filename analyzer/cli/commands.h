@@ -29,5 +29,7 @@ void add_report_command(CLI::App& app, int& exit_code);
 
 // Writes the HTML report of `report` (a report JSON) to `path`; InputError if it cannot.
 void write_html_report(const nlohmann::json& report, const std::string& path);
+void add_diff_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 
 }  // namespace ringside::analysis::cli

@@ -1,5 +1,5 @@
-// `ringside`: analyze | watch | fleet | synth | report | run.  Exit codes: 0 healthy, 1 findings,
-// 2 usage or input error (messages on stderr).
+// `ringside`: analyze | watch | fleet | synth | report | diff | export | run.  Exit codes:
+// 0 healthy, 1 findings, 2 usage or input error (messages on stderr).
 #include <malloc.h>
 
 #include <exception>
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   ringside::analysis::cli::add_watch_command(app, exit_code);
   ringside::analysis::cli::add_fleet_command(app, exit_code);
   ringside::analysis::cli::add_report_command(app, exit_code);
+  ringside::analysis::cli::add_diff_command(app, exit_code);
+  ringside::analysis::cli::add_export_command(app, exit_code);
   ringside::launcher::add_run_command(app);
   try {
     app.parse(argc, argv);

@@ -43,7 +43,7 @@ std::string refuse_reason(const std::string& path, const struct stat& st, char f
 
 }  // namespace
 
-Status write_output_file(const std::string& path, const std::string& text, char first_char) {
+Result<OutputFile> OutputFile::open(const std::string& path, char first_char) {
   if (path.empty()) return Status::error("empty output path");
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {
@@ -57,33 +57,71 @@ Status write_output_file(const std::string& path, const std::string& text, char 
   std::string tmp = dir + (slash == std::string::npos ? "/" : "") + ".ringside-out.XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return Status::error(path + ": cannot write in " + dir + ": " + reason(errno));
+  OutputFile out;
+  out.path_ = path;
+  out.temp_ = tmp;
+  out.fd_ = fd;
+  return out;
+}
+
+OutputFile::OutputFile(OutputFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      temp_(std::move(o.temp_)),
+      buffer_(std::move(o.buffer_)),
+      fd_(o.fd_) {
+  o.fd_ = -1;
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ < 0) return;
+  close(fd_);
+  unlink(temp_.c_str());
+}
+
+Status OutputFile::write(std::string_view text) {
+  buffer_.append(text);
+  return buffer_.size() >= kFlushBytes ? flush() : Status{};
+}
+
+Status OutputFile::flush() {
+  if (fd_ < 0) return Status::error(path_ + ": written after it was closed");
   size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : ENOSPC;
-      close(fd);
-      unlink(tmp.c_str());
-      return Status::error(path + ": cannot write: " + reason(err));
-    }
+    if (n <= 0) return Status::error(path_ + ": cannot write: " + reason(n < 0 ? errno : ENOSPC));
     done += static_cast<size_t>(n);
   }
+  buffer_.clear();
+  return {};
+}
+
+Status OutputFile::commit() {
+  if (Status s = flush(); !s.ok()) return s;
   // mkstemp makes the file 0600; a report is as readable as any file the user creates.
   const mode_t mask = umask(0);
   umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (close(fd) != 0) {
+  fchmod(fd_, 0666 & ~mask);
+  const int rc = close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
     const int err = errno;
-    unlink(tmp.c_str());
-    return Status::error(path + ": cannot write: " + reason(err));
+    unlink(temp_.c_str());
+    return Status::error(path_ + ": cannot write: " + reason(err));
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
+  if (rename(temp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
-    unlink(tmp.c_str());
-    return Status::error(path + ": cannot write: " + reason(err));
+    unlink(temp_.c_str());
+    return Status::error(path_ + ": cannot write: " + reason(err));
   }
   return {};
+}
+
+Status write_output_file(const std::string& path, const std::string& text, char first_char) {
+  auto out = OutputFile::open(path, first_char);
+  if (!out.ok()) return out.status();
+  if (Status s = out.value().write(text); !s.ok()) return s;
+  return out.value().commit();
 }
 
 }  // namespace ringside::analysis

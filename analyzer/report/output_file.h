@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ringside/status.h"
 
@@ -16,5 +17,27 @@ namespace ringside::analysis {
 // Prometheus textfile with '#'); HDF5 files (traces) are never replaced.  The
 // error names the path and the reason.
 Status write_output_file(const std::string& path, const std::string& text, char first_char);
+
+// The same, written piece by piece (outputs too large to hold in memory): the
+// temporary file becomes `path` only at commit(); dropped uncommitted, it is removed.
+class OutputFile {
+ public:
+  static Result<OutputFile> open(const std::string& path, char first_char);
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  Status write(std::string_view text);
+  Status commit();
+
+ private:
+  OutputFile() = default;
+  Status flush();
+  static constexpr size_t kFlushBytes = 1 << 16;
+  std::string path_, temp_, buffer_;
+  int fd_ = -1;
+};
 
 }  // namespace ringside::analysis

@@ -47,3 +47,13 @@ if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
   set_tests_properties(analyzer_html_browser PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
     LABELS "analyzer;e2e;browser" RUN_SERIAL TRUE)
 endif()
+
+# `ringside diff` of the demo with and without its straggler, and its Perfetto export.
+if(TARGET simrun AND TARGET train_example AND TARGET ringside_launcher)
+  add_test(NAME analyzer_e2e_diff_demo
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/diff_demo.py
+      --bin-dir ${CMAKE_BINARY_DIR}/bin --sim-lib-dir ${RINGSIDE_SIM_LIB_DIR}
+      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/e2e_diff_demo
+      --scenarios ${PROJECT_SOURCE_DIR}/examples/scenarios)
+  set_tests_properties(analyzer_e2e_diff_demo PROPERTIES TIMEOUT 900 LABELS "analyzer;e2e" RUN_SERIAL TRUE)
+endif()
