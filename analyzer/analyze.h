@@ -32,6 +32,8 @@ struct AnalyzeOptions {
   OpWindowCache* window_cache = nullptr;
   // Likewise: trace file headers already read (trace_reader.h).
   trace::TraceDirCache* dir_cache = nullptr;
+  // Likewise: trace files kept open between calls (trace_reader_cache.h).
+  trace::TraceReaderCache* reader_cache = nullptr;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.
