@@ -217,7 +217,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   JobEnd job_end;
   OpWindowCache rows_before;
   trace::TraceDirCache headers;
-  trace::TraceReaderCache open_files;
+  trace::TraceReaderCache open_files(o.open_files);
   AnalyzeOptions analyze = o.analyze;
   analyze.progress = false;
   analyze.thresholds.live = true;

@@ -7,6 +7,7 @@
 // is closed or after --until, with the same final report as `ringside analyze`.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -24,6 +25,9 @@ struct WatchOptions {
   double on_finding_timeout_s = 60;  // then SIGKILL
   std::string json;                  // final report
   bool quiet = false;                // no live status lines
+  // Trace files kept open between polls (trace_reader_cache.h); unset: as many as
+  // the open-file limit allows.
+  std::optional<size_t> open_files;
   // Its window_ops applies to the polls (default: the last 4096 ops of each rank);
   // the final report is always of the whole job.
   AnalyzeOptions analyze = [] {
