@@ -17,16 +17,19 @@
 namespace ringside::analysis {
 namespace {
 
-// Runs `fn(rank, reader)` over every rank file in turn, one open at a time.
+// Runs `fn(rank, reader)` over every rank file in turn, one open at a time
+// (or kept open in `readers`).
 template <typename Fn>
-void for_each_rank_file(TraceSet& set, Progress& progress, const std::string& phase, Fn fn) {
+void for_each_rank_file(TraceSet& set, trace::TraceReaderCache* readers, Progress& progress,
+                        const std::string& phase, Fn fn) {
   size_t total = 0, done = 0;
   for (const auto& ri : set.ranks) total += ri.has_file;
   for (auto& ri : set.ranks) {
     if (!ri.has_file) continue;
     progress.update(phase, ++done, total);
-    auto reader = trace::TraceReader::open(ri.path);
+    auto reader = trace::open_trace(ri.path, readers);
     Status s = reader.ok() ? fn(ri, *reader.value()) : reader.status();
+    if (!s.ok() && readers != nullptr) readers->forget(ri.path);
     if (!s.ok() && ri.read_error.empty()) {
       ri.read_error = s.message();
       set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
@@ -46,6 +49,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   load.window_ops = options.window_ops;
   load.window_cache = options.window_cache;
   load.dir_cache = options.dir_cache;
+  load.reader_cache = options.reader_cache;
   auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
@@ -63,7 +67,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // rests on half a rank (its missing ops would look like a hang).
   exclude_unreadable_ranks(set);
   GroupTable table(set);
-  for_each_rank_file(set, progress, "matching ops",
+  for_each_rank_file(set, options.reader_cache, progress, "matching ops",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
                        return table.add_rank(ri, r, options.batch);
                      });
@@ -77,13 +81,13 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // stream of their own) are measured again once that is known.
   if (table.any_alongside()) {
     table.reset_gaps();
-    for_each_rank_file(set, progress, "attributing compute",
+    for_each_rank_file(set, options.reader_cache, progress, "attributing compute",
                        [&](const RankInfo& ri, const trace::TraceReader& r) {
                          return table.add_gaps(ri, r, options.batch);
                        });
   }
   RankStatsPass stats(table, options.thresholds.late_margin);
-  for_each_rank_file(set, progress, "measuring lateness",
+  for_each_rank_file(set, options.reader_cache, progress, "measuring lateness",
                      [&](const RankInfo& ri, const trace::TraceReader& r) {
                        return stats.add_rank(ri, r, options.batch);
                      });

@@ -34,6 +34,8 @@ struct AnalyzeOptions {
   trace::TraceDirCache* dir_cache = nullptr;
   // Add the report's `views` (report/view_data.h): what the HTML report draws.
   bool views = true;
+  // Likewise: trace files kept open between calls (trace_reader_cache.h).
+  trace::TraceReaderCache* reader_cache = nullptr;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.

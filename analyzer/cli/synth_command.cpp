@@ -83,6 +83,8 @@ void add_synth_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", s.seed, "random seed")->capture_default_str();
   cmd->add_option("--job-id", s.job_id, "job id")->capture_default_str();
+  cmd->add_flag("--live", s.live,
+                "files end as a running job's do (no end-of-tracing record), for `ringside watch`");
   cmd->add_option("--chunk-records", s.chunk_records, "HDF5 chunk size of the traces")
       ->check(CLI::Range(16, 1 << 20))
       ->capture_default_str();

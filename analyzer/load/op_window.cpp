@@ -32,10 +32,11 @@ auto value_or_zero(const Map& m, const Key& k) -> typename Map::mapped_type {
 }
 
 // Extends `rb` over rows [rb.rows, end) of one rank's file.
-Status scan_rows_before(const TraceSet& set, const RankInfo& ri, uint64_t end, RowsBefore& rb) {
+Status scan_rows_before(const TraceSet& set, const RankInfo& ri, uint64_t end, RowsBefore& rb,
+                        trace::TraceReaderCache* readers) {
   if (rb.rows > end) rb = {};  // not the file scanned before (rows never go away)
   if (rb.rows == end) return {};
-  auto opened = trace::TraceReader::open(ri.path);
+  auto opened = trace::open_trace(ri.path, readers);
   if (!opened.ok()) return opened.status();
   std::unordered_map<uint64_t, int32_t> me_in;  // comm id -> the rank's comm rank
   std::vector<trace::OpRecord> buf(8192);
@@ -86,7 +87,7 @@ void WindowFirsts::note(const trace::OpRecord& op, int32_t me) {
 }
 
 void build_op_window(TraceSet& set, uint64_t ops_per_rank, const std::vector<WindowFirsts>& firsts,
-                     OpWindowCache* cache) {
+                     OpWindowCache* cache, trace::TraceReaderCache* readers) {
   set.window = {};
   set.window.ops_per_rank = ops_per_rank;
   if (ops_per_rank == 0) return;
@@ -134,7 +135,8 @@ void build_op_window(TraceSet& set, uint64_t ops_per_rank, const std::vector<Win
     RankInfo& ri = set.ranks[r];
     RowsBefore& rb = rows.files[ri.path];
     // A rank whose earlier rows cannot be read is not used (exclude_unreadable_ranks).
-    if (Status s = scan_rows_before(set, ri, ri.first_row, rb); !s.ok()) {
+    if (Status s = scan_rows_before(set, ri, ri.first_row, rb, readers); !s.ok()) {
+      if (readers != nullptr) readers->forget(ri.path);
       ri.read_error = s.message();
       continue;
     }

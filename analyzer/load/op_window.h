@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ringside/trace_reader.h"
+#include "ringside/trace_reader_cache.h"
 #include "ringside/trace_schema.h"
 
 namespace ringside::analysis {
@@ -85,8 +86,9 @@ struct WindowFirsts {
 // each file from its first_row on (every row: a rank's own timeline needs every
 // op for its gaps) and match only the ops `keep` keeps.  Files are reopened
 // only to scan rows before a window that lacks a communicator or channel.
+// `readers`: files kept open (may be null).
 void build_op_window(TraceSet& set, uint64_t ops_per_rank, const std::vector<WindowFirsts>& firsts,
-                     OpWindowCache* cache);
+                     OpWindowCache* cache, trace::TraceReaderCache* readers = nullptr);
 
 // The first row of a file of `count` ops that a window of `ops_per_rank` reads.
 inline uint64_t window_first_row(uint64_t count, uint64_t ops_per_rank) {

@@ -219,7 +219,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
   for (const auto& entry : listing->files) {
     progress.update("reading metadata", ++done, listing->files.size());
     RankInfo& ri = set.ranks[static_cast<size_t>(entry.rank)];
-    auto opened = trace::TraceReader::open(entry.path);
+    auto opened = trace::open_trace(entry.path, options.reader_cache);
     if (!opened.ok()) {
       set.warnings.push_back(opened.message() + " (skipped; its rank is analyzed as missing)");
       continue;
@@ -240,6 +240,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
       set.warnings.push_back(entry.path + ": " + comms_ok.message() +
                              " (corrupt file; skipped, its rank is analyzed as missing)");
       set.bad_ranks.push_back({entry.rank, comms_ok.message()});
+      if (options.reader_cache != nullptr) options.reader_cache->forget(entry.path);
       continue;
     }
     ri.has_file = true;
@@ -266,6 +267,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     set.node_ranks[static_cast<size_t>(ri.node_index)].push_back(ri.rank);
 
     auto fail = [&](const Status& s) {
+      if (options.reader_cache != nullptr) options.reader_cache->forget(entry.path);
       ri.read_error = s.message();
       set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
                              ": not used, analyzed as missing)");
@@ -421,7 +423,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     ci.label = buf;
   }
-  build_op_window(set, options.window_ops, firsts, options.window_cache);
+  build_op_window(set, options.window_ops, firsts, options.window_cache, options.reader_cache);
   return set;
 }
 

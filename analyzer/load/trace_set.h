@@ -16,6 +16,7 @@
 #include "progress.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
+#include "ringside/trace_reader_cache.h"
 #include "ringside/trace_schema.h"
 
 namespace ringside::analysis {
@@ -120,7 +121,8 @@ struct LoadOptions {
   std::optional<std::string> step;   // see AnalyzeOptions::step
   uint64_t window_ops = 0;           // see AnalyzeOptions::window_ops
   OpWindowCache* window_cache = nullptr;
-  trace::TraceDirCache* dir_cache = nullptr;  // see AnalyzeOptions::dir_cache
+  trace::TraceDirCache* dir_cache = nullptr;        // see AnalyzeOptions::dir_cache
+  trace::TraceReaderCache* reader_cache = nullptr;  // see AnalyzeOptions::reader_cache
 };
 
 // Opens every rank file once: metadata, comm tables, events, stats, pending

@@ -86,6 +86,9 @@ struct SynthSpec {
   double clock_offset_ms = 0;  // node clocks differ by up to this much
   double sample_hz = 2;        // GPU counter samples per second
   uint64_t seed = 1;
+  // Files end as those of a job still running do: no end-of-tracing record
+  // (`ringside watch` then follows them until --until).
+  bool live = false;
   size_t chunk_records = 2048;  // HDF5 chunk size of the written traces
   int writer_batch = 256;       // ranks written at once (bounds memory)
   std::vector<Fault> faults;

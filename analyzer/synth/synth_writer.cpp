@@ -194,7 +194,9 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
                              m.local_rank(rank), text));
     }
   }
-  if (end.killed) {
+  if (spec.live) {
+    // Still running: neither a signal nor the end of tracing has been recorded.
+  } else if (end.killed) {
     events.push_back(
         event(trace::EventKind::kSignal, end.last_flush_ns - start, 15, -1, "SIGTERM received"));
   } else if (!end.crashed) {

@@ -17,6 +17,7 @@
 #include "report/output_file.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
+#include "ringside/trace_reader_cache.h"
 #include "ringside/count_text.h"
 #include "watch/finding_debounce.h"
 
@@ -216,12 +217,14 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   JobEnd job_end;
   OpWindowCache rows_before;
   trace::TraceDirCache headers;
+  trace::TraceReaderCache open_files(o.open_files);
   AnalyzeOptions analyze = o.analyze;
   analyze.progress = false;
   analyze.thresholds.live = true;
   analyze.views = false;  // drawn by the HTML report only, never live
   analyze.window_cache = &rows_before;
   analyze.dir_cache = &headers;
+  analyze.reader_cache = &open_files;
   for (;;) {
     auto result = analyze_directory(o.dir, analyze);
     if (!result.ok()) {

@@ -7,6 +7,7 @@
 // is closed or after --until, with the same final report as `ringside analyze`.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -24,6 +25,10 @@ struct WatchOptions {
   double on_finding_timeout_s = 60;  // then SIGKILL
   std::string json;                  // final report
   bool quiet = false;                // no live status lines
+  // Trace files kept open between polls (trace_reader_cache.h); unset: as many as
+  // the open-file limit allows.  None by default: each costs ~2 MB of HDF5 state
+  // for a few percent of a poll's CPU.
+  std::optional<size_t> open_files = size_t{0};
   // Its window_ops applies to the polls (default: the last 4096 ops of each rank);
   // the final report is always of the whole job.
   AnalyzeOptions analyze = [] {

@@ -2,6 +2,11 @@
 // read of newer data, unless the job is over and the files are whole.
 #include <gtest/gtest.h>
 
+#include "analyze.h"
+#include "report/report_json.h"
+#include "ringside/trace_reader_cache.h"
+#include "synth/synth_writer.h"
+#include "test_util.h"
 #include "watch/finding_debounce.h"
 
 namespace ringside::analysis::watch {
@@ -86,6 +91,44 @@ TEST(FindingDebounce, FindingsAreKnownByWhatTheyBlame) {
   d.update({finding("missing_rank", {3})}, false);
   // Another rank is another finding: not confirmed by the first.
   EXPECT_TRUE(d.update({finding("missing_rank", {4})}, false).added.empty());
+}
+
+// A poll with the files kept open between polls (as `ringside watch` keeps
+// them) reports exactly what a poll that opens every file afresh reports, and
+// opens each file once over the polls.
+TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
+  test::TempDir dir("watch-kept-open");
+  synth::SynthSpec spec;
+  spec.out_dir = dir.path();
+  spec.ranks = 8;
+  spec.nodes = 2;
+  spec.steps = 60;
+  spec.live = true;
+  spec.faults = {*synth::parse_fault("straggler:rank=5,factor=1.3")};
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  AnalyzeOptions fresh;
+  fresh.progress = false;
+  fresh.window_ops = 64;
+  fresh.thresholds.live = true;
+  auto expected = analyze_directory(dir.path(), fresh);
+  ASSERT_TRUE(expected.ok()) << expected.message();
+  const nlohmann::json want = report_to_json(expected.value());
+  EXPECT_FALSE(expected->findings.empty()) << "the straggler is found";
+
+  OpWindowCache rows_before;
+  trace::TraceDirCache headers;
+  trace::TraceReaderCache open_files(64);
+  AnalyzeOptions polls = fresh;
+  polls.window_cache = &rows_before;
+  polls.dir_cache = &headers;
+  polls.reader_cache = &open_files;
+  for (int poll = 0; poll < 3; ++poll) {
+    auto got = analyze_directory(dir.path(), polls);
+    ASSERT_TRUE(got.ok()) << got.message();
+    EXPECT_EQ(report_to_json(got.value()), want) << "poll " << poll;
+  }
+  EXPECT_EQ(open_files.kept(), 8u);
+  EXPECT_EQ(open_files.files_opened(), 8u) << "each file opened once over three polls";
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+#include "ringside/trace_reader_cache.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ringside::trace {
+
+uint64_t raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
+}
+
+TraceReaderCache::TraceReaderCache(std::optional<size_t> max_open) {
+  if (max_open && *max_open == 0) return;
+  // Never more than the descriptors allow: a file beyond the bound is opened per
+  // use, whereas an open that fails for want of a descriptor would lose its data.
+  const uint64_t limit = raise_open_file_limit();
+  const size_t by_limit =
+      limit > kSpareDescriptors
+          ? static_cast<size_t>(std::min<uint64_t>(limit - kSpareDescriptors, SIZE_MAX))
+          : 0;
+  max_open_ = max_open ? std::min(*max_open, by_limit) : by_limit;
+}
+
+Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::string& path) {
+  struct stat st {};
+  const bool known = ::stat(path.c_str(), &st) == 0;
+  auto it = kept_.find(path);
+  if (it != kept_.end()) {
+    if (known && it->second.dev == static_cast<uint64_t>(st.st_dev) &&
+        it->second.ino == static_cast<uint64_t>(st.st_ino)) {
+      return it->second.reader;
+    }
+    kept_.erase(it);  // replaced or gone: that file is not this path's any more
+  }
+  auto opened = TraceReader::open(path);
+  if (!opened.ok()) return opened.status();
+  ++files_opened_;
+  std::shared_ptr<const TraceReader> reader(std::move(opened.value()));
+  if (known && kept_.size() < max_open_) {
+    kept_[path] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), reader};
+  }
+  return reader;
+}
+
+void TraceReaderCache::forget(const std::string& path) {
+  kept_.erase(path);
+}
+
+Result<std::shared_ptr<const TraceReader>> open_trace(const std::string& path,
+                                                      TraceReaderCache* cache) {
+  if (cache != nullptr) return cache->open(path);
+  auto opened = TraceReader::open(path);
+  if (!opened.ok()) return opened.status();
+  return std::shared_ptr<const TraceReader>(std::move(opened.value()));
+}
+
+}  // namespace ringside::trace
