@@ -23,6 +23,15 @@ CLI::Validator window_ops_check() {
       "0 or >=" + std::to_string(kMinWindowOps));
 }
 
+void write_json_output(const nlohmann::json& j, const std::string& path) {
+  const std::string text = json_text(j, 2) + "\n";
+  if (path == "-") {
+    std::cout << text;
+  } else if (Status st = write_output_file(path, text, '{'); !st.ok()) {
+    throw InputError("--json " + st.message());
+  }
+}
+
 void add_analyze_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string dir;
@@ -80,14 +89,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
     const Report& report = result.value();
     for (const auto& w : report.warnings)
       std::cerr << "ringside: warning: " << printable(w) << "\n";
-    if (!args->json.empty()) {
-      const std::string text = json_text(report_to_json(report), 2) + "\n";
-      if (args->json == "-") {
-        std::cout << text;
-      } else if (Status st = write_output_file(args->json, text, '{'); !st.ok()) {
-        throw InputError("--json " + st.message());
-      }
-    }
+    if (!args->json.empty()) write_json_output(report_to_json(report), args->json);
     if (!args->html.empty()) write_html_report(report_to_json(report), args->html);
     if (!args->quiet && args->json != "-") render_text(report, std::cout, args->max_findings);
     exit_code = analysis::exit_code(report);

@@ -27,6 +27,10 @@ void add_watch_command(CLI::App& app, int& exit_code);
 void add_fleet_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 
+// --json PATH: `j` indented to stdout for '-', else to the file (never replacing
+// anything but an earlier JSON output); InputError if it cannot.
+void write_json_output(const nlohmann::json& j, const std::string& path);
+
 // Writes the HTML report of `report` (a report JSON) to `path`; InputError if it cannot.
 void write_html_report(const nlohmann::json& report, const std::string& path);
 void add_diff_command(CLI::App& app, int& exit_code);

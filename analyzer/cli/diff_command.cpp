@@ -3,8 +3,6 @@
 #include "cli/commands.h"
 #include "diff/diff_input.h"
 #include "diff/run_diff.h"
-#include "report/output_file.h"
-#include "report/report_json.h"
 #include "ringside/safe_text.h"
 
 namespace ringside::analysis::cli {
@@ -47,14 +45,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
     DiffResult& d = diff.value();
     d.a.source = args->a;
     d.b.source = args->b;
-    if (!args->json.empty()) {
-      const std::string text = json_text(diff_to_json(d), 2) + "\n";
-      if (args->json == "-") {
-        std::cout << text;
-      } else if (Status st = write_output_file(args->json, text, '{'); !st.ok()) {
-        throw InputError("--json " + st.message());
-      }
-    }
+    if (!args->json.empty()) write_json_output(diff_to_json(d), args->json);
     // Names come from the reports, which may be any JSON: printable on a terminal.
     if (!args->quiet && args->json != "-") std::cout << printable(diff_to_text(d), true);
     exit_code = d.regressed() ? 1 : 0;

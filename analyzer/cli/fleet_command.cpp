@@ -3,8 +3,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,8 +12,6 @@
 #include "fleet/accounting.h"
 #include "fleet/fleet.h"
 #include "fleet/fleet_output.h"
-#include "report/output_file.h"
-#include "report/report_json.h"
 
 namespace ringside::analysis::cli {
 
@@ -94,14 +92,7 @@ void add_fleet_command(CLI::App& app, int& exit_code) {
     }
     FleetSummary s = summarize_fleet(std::move(runs), a->drain_after);
     s.warnings = std::move(warnings);
-    if (!a->json.empty()) {
-      const std::string text = json_text(fleet_json(s), 2) + "\n";
-      if (a->json == "-") {
-        std::cout << text;
-      } else if (Status st = write_output_file(a->json, text, '{'); !st.ok()) {
-        throw InputError("--json " + st.message());
-      }
-    }
+    if (!a->json.empty()) write_json_output(fleet_json(s), a->json);
     if (!a->quiet && a->json != "-") render_fleet_text(s, a->top, std::cout);
     exit_code = 0;
     for (const Culprit& c : s.culprits) exit_code |= c.drain ? 1 : 0;
