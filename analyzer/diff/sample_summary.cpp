@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/quantile.h"
+
 namespace ringside::analysis {
-namespace {
-
-double quantile_sorted(const std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-}  // namespace
 
 double SampleSummary::median_se() const {
   const double iid = count == 0 ? 0 : 1.2533 * spread / std::sqrt(static_cast<double>(count));

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "report/finding_timeline.h"
+#include "report/quantile.h"
 
 namespace ringside::analysis {
 namespace {
@@ -25,12 +26,7 @@ nlohmann::json quantiles(std::vector<float> v) {
   nlohmann::json q = nlohmann::json::array();
   if (v.empty()) return q;
   std::sort(v.begin(), v.end());
-  for (double p : kViewQuantiles) {
-    const double pos = p * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(pos);
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    q.push_back(num(v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo])));
-  }
+  for (double p : kViewQuantiles) q.push_back(num(quantile_sorted(v, p)));
   return q;
 }
 
