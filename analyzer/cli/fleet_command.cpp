@@ -1,10 +1,8 @@
 // `ringside fleet REPORTS...`: which nodes, GPUs and links keep being the
 // culprit across jobs, joined with Slurm accounting.
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include "fleet/accounting.h"
 #include "fleet/fleet.h"
 #include "fleet/fleet_output.h"
+#include "report/input_file.h"
 
 namespace ringside::analysis::cli {
 
@@ -65,11 +64,9 @@ void add_fleet_command(CLI::App& app, int& exit_code) {
     if (runs.empty()) throw InputError("no ringside report found in the given paths");
     std::map<std::string, SacctJob> acct;
     if (!a->sacct_file.empty()) {
-      std::ifstream in(a->sacct_file, std::ios::binary);
-      if (!in) throw InputError("--sacct " + a->sacct_file + ": cannot be read");
-      std::stringstream text;
-      text << in.rdbuf();
-      if (Status s = parse_sacct(text.str(), a->sacct_file, &acct); !s.ok())
+      const auto text = read_input_file(a->sacct_file);
+      if (!text) throw InputError("--sacct " + a->sacct_file + ": cannot be read");
+      if (Status s = parse_sacct(*text, a->sacct_file, &acct); !s.ok())
         throw InputError("--sacct " + s.message());
     } else if (!a->no_sacct) {
       std::vector<std::string> ids;

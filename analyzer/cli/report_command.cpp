@@ -1,9 +1,8 @@
 // `ringside report --from report.json --html FILE`: the HTML report drawn from a
 // report JSON written earlier (`ringside analyze --json`), without the traces.
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "report/input_file.h"
 #include "report/output_file.h"
 #include "report/report.h"
 #include "report/report_html.h"
@@ -18,11 +17,9 @@ void write_html_report(const nlohmann::json& report, const std::string& path) {
 namespace {
 
 nlohmann::json read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("--from " + path + ": cannot open the report JSON");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto text = read_input_file(path);
+  if (!text) throw InputError("--from " + path + ": cannot open the report JSON");
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded())
     throw InputError("--from " + path + ": not JSON (write one with ringside analyze --json)");
   const auto schema = j.is_object() ? j.find("schema") : j.end();

@@ -1,10 +1,9 @@
 #include "diff/diff_input.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "analyze.h"
+#include "report/input_file.h"
 #include "report/report.h"
 #include "report/report_json.h"
 
@@ -22,11 +21,9 @@ Result<nlohmann::json> load_diff_input(const std::string& path) {
     if (!report.ok()) return report.status();
     return report_to_json(report.value());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(path + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto text = read_input_file(path);
+  if (!text) return Status::error(path + ": cannot be read");
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded())
     return Status::error(path +
                          ": neither a trace directory nor JSON (give a `ringside analyze --json` "

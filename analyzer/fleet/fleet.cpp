@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+
+#include "report/input_file.h"
+#include "report/report.h"
 
 namespace ringside::analysis::fleet {
 namespace {
@@ -51,12 +52,10 @@ std::optional<double> mean_of(const nlohmann::json& usage, const char* key) {
 // Reads one file; false (and no error) when it is JSON but not a report.
 Status read_report(const std::string& path, JobRun* run, bool* is_report) {
   *is_report = false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json r = nlohmann::json::parse(text.str(), nullptr, false);
-  if (r.is_discarded() || !r.is_object() || text_of(r, "schema") != "ringside.report/1") {
+  const auto text = read_input_file(path);
+  if (!text) return Status::error(path + ": cannot be read");
+  const nlohmann::json r = nlohmann::json::parse(*text, nullptr, false);
+  if (r.is_discarded() || !r.is_object() || text_of(r, "schema") != kReportSchema) {
     return {};
   }
   *is_report = true;
