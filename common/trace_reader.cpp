@@ -248,10 +248,32 @@ Result<std::vector<OpRecord>> TraceReader::last_pending() const {
                            [](const StatsRecord& r) { return r.flush_index != 0; });
   if (last == rows.rend() || last->pending_ops == 0) return out;
   const uint64_t want = last->flush_index;
-  // Snapshots are appended in flush order: read backwards in windows until an
-  // earlier flush shows up.
-  constexpr uint64_t kWindow = 1024;
   std::vector<PendingRecord> buf;
+  if (last->pending_start != 0) {
+    // The stats row says where its snapshot is (the writer reuses /pending's rows).
+    const uint64_t first = last->pending_start - 1;
+    const uint64_t n = last->pending_ops;
+    if (n > extent(impl_->pending) || first > extent(impl_->pending) - n) {
+      return Status::error(impl_->path + ": flush " + std::to_string(want) + "'s " +
+                           std::to_string(n) + " pending ops at row " + std::to_string(first) +
+                           " lie beyond /pending's " + std::to_string(extent(impl_->pending)) +
+                           " rows");
+    }
+    buf.resize(n);
+    if (Status s = read_rows(impl_->pending, first, n, buf.data(), impl_->path); !s.ok()) return s;
+    for (const PendingRecord& row : buf) {
+      if (row.flush_index != want) {
+        return Status::error(impl_->path + ": /pending row of flush " +
+                             std::to_string(row.flush_index) + " where flush " +
+                             std::to_string(want) + "'s snapshot should be");
+      }
+      out.push_back(row.op);
+    }
+    return out;
+  }
+  // Files without `pending_start` append snapshots in flush order: read
+  // backwards in windows until an earlier flush shows up.
+  constexpr uint64_t kWindow = 1024;
   uint64_t end = extent(impl_->pending);
   bool done = false;
   while (end > 0 && !done) {

@@ -1,5 +1,6 @@
 #include "ringside/trace_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -15,13 +16,11 @@ namespace {
 // Devices whose name starts with this are the ringside sim's stand-ins.
 constexpr const char* kSimDevicePrefix = "ringside-sim";
 
-// One appendable dataset with an in-memory buffer of at most one chunk.
-class AppendBuffer {
+// One chunked, compressed, extensible dataset of one record type.
+class Table {
  public:
-  AppendBuffer(const DatasetSpec& spec, size_t chunk_records)
-      : spec_(&spec), chunk_records_(chunk_records), memory_type_(spec.make_memory_type()) {
-    buffer_.reserve(chunk_records_ * spec.record_size);
-  }
+  Table(const DatasetSpec& spec, size_t chunk_records)
+      : spec_(&spec), chunk_records_(chunk_records), memory_type_(spec.make_memory_type()) {}
 
   Status create(hid_t file, const std::string& path, const WriterOptions& options) {
     h5::Handle file_type = packed_copy(memory_type_.get());
@@ -43,17 +42,78 @@ class AppendBuffer {
     return {};
   }
 
+  // Grows the dataset to `rows` rows (never shrinks it).
+  Status extend(uint64_t rows, const std::string& path) {
+    if (rows <= extent_) return {};
+    hsize_t new_size[1] = {rows};
+    if (H5Dset_extent(dataset_.get(), new_size) < 0) {
+      return Status::error(h5::failure(std::string("extending dataset ") + spec_->name, path));
+    }
+    extent_ = rows;
+    return {};
+  }
+
+  // Writes `count` records at row `start` (< extent).
+  Status write(uint64_t start, size_t count, const void* records, const std::string& path) {
+    h5::Handle file_space(H5Dget_space(dataset_.get()));
+    hsize_t first[1] = {start};
+    hsize_t n[1] = {count};
+    h5::Handle mem_space(H5Screate_simple(1, n, nullptr));
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr) < 0 ||
+        H5Dwrite(dataset_.get(), memory_type_.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
+                 records) < 0) {
+      return Status::error(h5::failure(std::string("writing dataset ") + spec_->name, path));
+    }
+    dirty_ = true;
+    return {};
+  }
+
+  // Makes what was written since the last flush visible, if anything was.
+  Status flush(const std::string& path) {
+    if (!dirty_) return {};
+    dirty_ = false;
+    if (H5Dflush(dataset_.get()) < 0) {
+      return Status::error(h5::failure(std::string("flushing dataset ") + spec_->name, path));
+    }
+    return {};
+  }
+
+  uint64_t extent() const { return extent_; }
+  size_t chunk_records() const { return chunk_records_; }
+  size_t record_size() const { return spec_->record_size; }
+  void release() { dataset_.reset(); }
+
+ private:
+  const DatasetSpec* spec_;
+  size_t chunk_records_;
+  h5::Handle memory_type_;
+  h5::Handle dataset_;
+  uint64_t extent_ = 0;
+  bool dirty_ = false;  // written since the last flush
+};
+
+// An appendable table with an in-memory buffer of at most one chunk.
+class AppendBuffer {
+ public:
+  AppendBuffer(const DatasetSpec& spec, size_t chunk_records) : table_(spec, chunk_records) {
+    buffer_.reserve(chunk_records * spec.record_size);
+  }
+
+  Status create(hid_t file, const std::string& path, const WriterOptions& options) {
+    return table_.create(file, path, options);
+  }
+
   // Buffers records; writes every full chunk.
   Status append(const void* records, size_t count, const std::string& path) {
     const auto* bytes = static_cast<const std::byte*>(records);
-    const size_t size = spec_->record_size;
+    const size_t size = table_.record_size();
     while (count > 0) {
-      size_t room = chunk_records_ - buffered();
+      size_t room = table_.chunk_records() - buffered();
       size_t take = count < room ? count : room;
       buffer_.insert(buffer_.end(), bytes, bytes + take * size);
       bytes += take * size;
       count -= take;
-      if (buffered() == chunk_records_) {
+      if (buffered() == table_.chunk_records()) {
         if (Status s = write_out(path); !s.ok()) return s;
       }
     }
@@ -64,49 +124,93 @@ class AppendBuffer {
   // nothing was written since the last flush.
   Status flush(const std::string& path) {
     if (Status s = write_out(path); !s.ok()) return s;
-    if (!dirty_) return {};
-    dirty_ = false;
-    if (H5Dflush(dataset_.get()) < 0) {
-      return Status::error(h5::failure(std::string("flushing dataset ") + spec_->name, path));
-    }
-    return {};
+    return table_.flush(path);
   }
 
-  uint64_t written() const { return written_; }
-  void release() { dataset_.reset(); }
+  void release() { table_.release(); }
 
  private:
-  size_t buffered() const { return buffer_.size() / spec_->record_size; }
+  size_t buffered() const { return buffer_.size() / table_.record_size(); }
 
   Status write_out(const std::string& path) {
     const size_t n = buffered();
     if (n == 0) return {};
-    hsize_t new_size[1] = {written_ + n};
-    if (H5Dset_extent(dataset_.get(), new_size) < 0) {
-      return Status::error(h5::failure(std::string("extending dataset ") + spec_->name, path));
-    }
-    h5::Handle file_space(H5Dget_space(dataset_.get()));
-    hsize_t start[1] = {written_};
-    hsize_t count[1] = {n};
-    h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
-    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dwrite(dataset_.get(), memory_type_.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
-                 buffer_.data()) < 0) {
-      return Status::error(h5::failure(std::string("writing dataset ") + spec_->name, path));
-    }
-    written_ += n;
+    const uint64_t start = table_.extent();
+    if (Status s = table_.extend(start + n, path); !s.ok()) return s;
+    if (Status s = table_.write(start, n, buffer_.data(), path); !s.ok()) return s;
     buffer_.clear();
-    dirty_ = true;
     return {};
   }
 
-  const DatasetSpec* spec_;
-  size_t chunk_records_;
-  h5::Handle memory_type_;
-  h5::Handle dataset_;
+  Table table_;
   std::vector<std::byte> buffer_;
-  uint64_t written_ = 0;
-  bool dirty_ = false;  // written since the last flush
+};
+
+// /pending: a reader needs only the last complete flush's snapshot, so each
+// snapshot is written over one that no reader needs any more.  Two regions of
+// whole chunks take turns: the one being written never shares a chunk with the
+// one holding the last complete snapshot, so a kill in the middle of a flush
+// leaves that snapshot intact.  The table stays as large as the largest
+// snapshots instead of growing at every flush.
+class SnapshotTable {
+ public:
+  SnapshotTable(const DatasetSpec& spec, size_t chunk_records) : table_(spec, chunk_records) {}
+
+  Status create(hid_t file, const std::string& path, const WriterOptions& options) {
+    return table_.create(file, path, options);
+  }
+
+  // Writes `count` rows of the flush in progress; `first_row` is where they start.
+  Status write(const void* rows, size_t count, uint64_t& first_row, const std::string& path) {
+    writing_ = -1;
+    first_row = 0;
+    if (count == 0) return {};
+    // The region not holding the last complete snapshot (the first if neither does).
+    const int r = live_ == 0 ? 1 : 0;
+    Region& region = regions_[r];
+    if (region.rows < count) {
+      // A new region after every chunk used so far: old chunks are never
+      // rewritten while the live snapshot may sit next to them.  Grown at least
+      // twofold so that few regions are ever left behind.
+      const uint64_t chunk = table_.chunk_records();
+      const uint64_t want = std::max<uint64_t>(count, 2 * region.rows);
+      region.start = reserved_end_;
+      region.rows = (want + chunk - 1) / chunk * chunk;
+      reserved_end_ = region.start + region.rows;
+      region.used = 0;
+    }
+    // Rows of an older snapshot past this one's end are cleared (the fill value
+    // compresses to nothing); the dataset covers the rows written, not the region.
+    const size_t size = table_.record_size();
+    const size_t span = std::max<size_t>(count, region.used);
+    rows_.assign(span * size, std::byte{0});
+    std::memcpy(rows_.data(), rows, count * size);
+    if (Status s = table_.extend(region.start + span, path); !s.ok()) return s;
+    if (Status s = table_.write(region.start, span, rows_.data(), path); !s.ok()) return s;
+    region.used = count;
+    writing_ = r;
+    first_row = region.start;
+    return {};
+  }
+
+  // The flush whose rows were written last is complete: its region is live.
+  void committed() { live_ = writing_; }
+
+  Status flush(const std::string& path) { return table_.flush(path); }
+  void release() { table_.release(); }
+
+ private:
+  struct Region {
+    uint64_t start = 0;
+    uint64_t rows = 0;  // whole chunks
+    size_t used = 0;    // rows of the snapshot last written here
+  };
+  Table table_;
+  Region regions_[2];
+  int live_ = -1;              // region of the last complete snapshot; -1: none (it had no rows)
+  int writing_ = -1;           // region written by the flush in progress
+  uint64_t reserved_end_ = 0;  // first row after every region ever reserved
+  std::vector<std::byte> rows_;
 };
 
 }  // namespace
@@ -116,7 +220,7 @@ struct TraceWriter::Impl {
   WriterOptions options;
   h5::Handle file;
   AppendBuffer ops{dataset_spec(kOpsDataset), 1};
-  AppendBuffer pending{dataset_spec(kPendingDataset), 1};
+  SnapshotTable pending{dataset_spec(kPendingDataset), 1};
   AppendBuffer samples{dataset_spec(kSamplesDataset), 1};
   AppendBuffer events{dataset_spec(kEventsDataset), 1};
   AppendBuffer comms{dataset_spec(kCommsDataset), 1};
@@ -204,10 +308,11 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
-  for (AppendBuffer* buf : {&impl->ops, &impl->pending, &impl->samples, &impl->events, &impl->comms,
-                            &impl->stats, &impl->links}) {
+  for (AppendBuffer* buf :
+       {&impl->ops, &impl->samples, &impl->events, &impl->comms, &impl->stats, &impl->links}) {
     if (Status s = buf->create(impl->file.get(), path, options); !s.ok()) return s;
   }
+  if (Status s = impl->pending.create(impl->file.get(), path, options); !s.ok()) return s;
   if (H5Fstart_swmr_write(impl->file.get()) < 0) {
     return Status::error(h5::failure("starting SWMR write", path));
   }
@@ -243,23 +348,29 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
   h5::QuietErrors quiet;
   Impl& w = *impl_;
   const uint64_t index = w.flushes + 1;
-  for (const OpRecord& op : pending) {
-    PendingRecord row{index, op};
-    if (Status s = w.guard(w.pending.append(&row, 1, w.path)); !s.ok()) return s;
+  std::vector<PendingRecord> rows;
+  rows.reserve(pending.size());
+  for (const OpRecord& op : pending) rows.push_back(PendingRecord{index, op});
+  uint64_t first_row = 0;
+  if (Status s = w.guard(w.pending.write(rows.data(), rows.size(), first_row, w.path)); !s.ok()) {
+    return s;
   }
+  stats.pending_start = rows.empty() ? 0 : first_row + 1;
   stats.flush_index = index;
   stats.pending_ops = pending.size();
   if (stats.t_ns == 0) stats.t_ns = monotonic_now_ns() - w.clock_monotonic_ns;
   if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
   // Data before the stats row that announces it: a reader that sees flush N's
   // stats row also sees every op written before it.
-  for (AppendBuffer* buf :
-       {&w.ops, &w.samples, &w.events, &w.comms, &w.links, &w.pending, &w.stats}) {
+  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.links}) {
     if (Status s = w.guard(buf->flush(w.path)); !s.ok()) return s;
   }
+  if (Status s = w.guard(w.pending.flush(w.path)); !s.ok()) return s;
+  if (Status s = w.guard(w.stats.flush(w.path)); !s.ok()) return s;
   if (H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL) < 0) {
     return w.guard(Status::error(h5::failure("flushing file", w.path)));
   }
+  w.pending.committed();
   w.flushes = index;
   return {};
 }
@@ -270,16 +381,18 @@ Status TraceWriter::close() {
   if (impl_->broken.ok()) {
     h5::QuietErrors quiet;
     for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                              &impl_->links, &impl_->pending, &impl_->stats}) {
+                              &impl_->links, &impl_->stats}) {
       if (Status s = buf->flush(impl_->path); !s.ok() && result.ok()) result = s;
     }
+    if (Status s = impl_->pending.flush(impl_->path); !s.ok() && result.ok()) result = s;
   } else {
     result = impl_->broken;
   }
   for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                            &impl_->links, &impl_->pending, &impl_->stats}) {
+                            &impl_->links, &impl_->stats}) {
     buf->release();
   }
+  impl_->pending.release();
   impl_->closed = true;
   impl_->file.reset();
   return result;
