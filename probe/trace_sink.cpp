@@ -33,6 +33,15 @@ trace::WriterOptions writer_options() {
   return o;
 }
 
+// An op record as stored: times at the format's op-time resolution.
+trace::OpRecord stored(trace::OpRecord r) {
+  r.t_enter_ns = trace::at_op_time_resolution(r.t_enter_ns);
+  r.t_exit_ns = trace::at_op_time_resolution(r.t_exit_ns);
+  r.t_dev_start_ns = trace::at_op_time_resolution(r.t_dev_start_ns);
+  r.t_dev_end_ns = trace::at_op_time_resolution(r.t_dev_end_ns);
+  return r;
+}
+
 std::string uuid_text(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
   char s[64];
@@ -164,7 +173,7 @@ class TraceSink {
       for (uint64_t i = ts->ring.tail(); i < head; ++i) {
         OpSlot& slot = ts->ring.at(i);
         if (slot.state.load(std::memory_order_acquire) != kSlotComplete) continue;
-        op_buf_.push_back(snapshot(slot, static_cast<trace::OpStatus>(slot.rec.status)));
+        op_buf_.push_back(stored(snapshot(slot, static_cast<trace::OpStatus>(slot.rec.status))));
         slot.state.store(kSlotWritten, std::memory_order_release);
       }
       ts->ring.release_written();
@@ -208,7 +217,7 @@ class TraceSink {
                                ? slot.dev_start_seen.load(std::memory_order_acquire)
                                : trace::kUnknownTime;
         r.t_dev_end_ns = trace::kUnknownTime;
-        pending_buf_.push_back(r);
+        pending_buf_.push_back(stored(r));
       }
     }
     trace::StatsRecord stats{};

@@ -13,6 +13,13 @@ namespace ringside::trace {
 inline constexpr int kSchemaVersion = 1;
 inline constexpr int64_t kUnknownTime = -1;  // a timestamp that was never observed
 inline constexpr int kTextLen = 96;          // fixed text size in event records
+// The probe stores op times at this resolution (low bits cleared): finer than
+// CUDA events resolve (about 0.5 us) and than a probe call costs, and bits that
+// are only noise would not compress (they were a sixth of a trace's bytes).
+inline constexpr int64_t kOpTimeResolutionNs = 64;
+inline constexpr int64_t at_op_time_resolution(int64_t t) {
+  return t < 0 ? t : t - t % kOpTimeResolutionNs;
+}
 
 // X(type, name, unit, description)
 //
@@ -80,17 +87,19 @@ inline constexpr int kTextLen = 96;          // fixed text size in event records
   X(uint8_t, origin, "", "how it was created, see CommOrigin")
 
 // Appended at every flush: the running totals at that moment.
-#define RINGSIDE_STATS_FIELDS(X)                                                   \
-  X(int64_t, t_ns, "ns", "flush time")                                             \
-  X(uint64_t, flush_index, "", "flush number, from 1")                             \
-  X(uint64_t, ops_recorded, "", "op records captured so far")                      \
-  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")          \
-  X(uint64_t, samples_dropped, "", "GPU samples lost")                             \
-  X(uint64_t, events_dropped, "", "events lost")                                   \
-  X(uint64_t, probe_errors, "", "internal errors counted by the producer")         \
-  X(uint64_t, pending_ops, "", "ops outstanding at this flush (rows in /pending)") \
-  X(int64_t, host_run_delay_ns, "ns",                                              \
-    "time the process's threads waited for a CPU so far (run-queue delay, 0: unknown)")
+#define RINGSIDE_STATS_FIELDS(X)                                                        \
+  X(int64_t, t_ns, "ns", "flush time")                                                  \
+  X(uint64_t, flush_index, "", "flush number, from 1")                                  \
+  X(uint64_t, ops_recorded, "", "op records captured so far")                           \
+  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")               \
+  X(uint64_t, samples_dropped, "", "GPU samples lost")                                  \
+  X(uint64_t, events_dropped, "", "events lost")                                        \
+  X(uint64_t, probe_errors, "", "internal errors counted by the producer")              \
+  X(uint64_t, pending_ops, "", "ops outstanding at this flush (rows in /pending)")      \
+  X(int64_t, host_run_delay_ns, "ns",                                                   \
+    "time the process's threads waited for a CPU so far (run-queue delay, 0: unknown)") \
+  X(uint64_t, pending_start, "",                                                        \
+    "1 + the /pending row where this flush's snapshot starts; 0: no rows, or not recorded")
 
 // /pending: at each flush, the ops entered but not complete, tagged with the flush.
 #define RINGSIDE_PENDING_FIELDS(X)                               \
