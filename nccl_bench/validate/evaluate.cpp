@@ -4,29 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "validate/figures.h"
+
 namespace ringside::bench {
 
 namespace {
-
-double median(std::vector<double> v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string gbps(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB/s", v);
-  return buf;
-}
-
-std::string pct(double v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", v);
-  return buf;
-}
 
 // The threshold (%) a reading must fall below its peers by: at least the largest of
 // its own timing blocks' spread and its peers' typical one (a busy or noisy system
@@ -44,14 +26,15 @@ bool judge(const std::string& what, double value, std::optional<double> floor, d
   if (std::isnan(value)) return false;
   bool bad = false;
   if (floor && value < *floor) {
-    reasons.push_back(what + ": " + gbps(value) + " below the baseline " + gbps(*floor));
+    reasons.push_back(what + ": " + format_gbps(value) + " below the baseline " +
+                      format_gbps(*floor));
     bad = true;
   }
   if (size >= kFleetMinSize && npeers > 0 && !std::isnan(peers) && peers > 0 &&
       value < (1.0 - threshold_pct / 100.0) * peers) {
-    reasons.push_back(what + ": " + gbps(value) + " is " + pct(100.0 * (1.0 - value / peers)) +
-                      " below the median " + gbps(peers) + " of " + std::to_string(npeers) + " " +
-                      peers_name);
+    reasons.push_back(what + ": " + format_gbps(value) + " is " +
+                      format_pct(100.0 * (1.0 - value / peers)) + " below the median " +
+                      format_gbps(peers) + " of " + std::to_string(npeers) + " " + peers_name);
     bad = true;
   }
   return bad;
@@ -81,7 +64,7 @@ int copy_checks(const ValidateData& d, const Baseline* baseline, double threshol
         std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
     compared = compared || floor || npeers > 0;
     if (judge("GPU " + std::to_string(g) + " device copy " + format_size(size), d.copy[n][g], floor,
-              median(peers), npeers, "other " + d.models[n] + " GPUs", threshold_pct, size,
+              median_of(peers), npeers, "other " + d.models[n] + " GPUs", threshold_pct, size,
               reasons)) {
       ++slow;
       if (slow_slots != nullptr) slow_slots->push_back(static_cast<int>(g));
@@ -115,9 +98,9 @@ int intra_checks(const ValidateData& d, const Baseline* baseline, double thresho
         spreads.push_back(d.intra_spread[m][s]);
     }
     const double bar = noise_bar(n < d.intra_spread.size() ? d.intra_spread[n][s] : NAN,
-                                 median(spreads), threshold_pct);
+                                 median_of(spreads), threshold_pct);
     if (judge("intra-node all_reduce " + format_size(d.sizes[s]), d.intra[n][s], floor,
-              median(peers), npeers, "peer nodes", bar, d.sizes[s], reasons))
+              median_of(peers), npeers, "peer nodes", bar, d.sizes[s], reasons))
       ++slow;
     compared = compared || std::isnan(d.intra[n][s]) || floor ||
                (npeers > 0 && d.sizes[s] >= kFleetMinSize);
@@ -151,14 +134,31 @@ bool pair_checks(const ValidateData& d, const Baseline* baseline, double thresho
     if (fb && (!floor || *fb < *floor)) floor = fb;
     const int nothers = static_cast<int>(
         std::count_if(others.begin(), others.end(), [](double x) { return !std::isnan(x); }));
-    if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor, median(others),
-              nothers, "other node pairs", bar, d.sizes[s], reasons))
+    if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor,
+              median_of(others), nothers, "other node pairs", bar, d.sizes[s], reasons))
       slow = true;
   }
   return slow;
 }
 
+// Node `n`'s GPU pairs: the floor for its model at the pairs' size, if any.
+std::optional<double> gpu_pair_floor(const ValidateData& d, const Baseline* baseline, size_t n) {
+  return baseline ? baseline->floor(d.models[n], kTestIntraPair, d.gpu_pair_size) : std::nullopt;
+}
+
 }  // namespace
+
+bool gpu_pairs_suspect(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
+  for (size_t n = 0; n < d.gpu_pairs.size(); ++n) {
+    const GpuPairJudgement j =
+        judge_gpu_pairs(d.gpu_pairs[n], gpu_pair_floor(d, baseline, n), threshold_pct);
+    if (!j.slow.empty()) return true;
+    for (size_t p = 0; p < j.below.size(); ++p) {
+      if (j.measured[p] > 0 && 2 * j.below[p] >= j.measured[p]) return true;
+    }
+  }
+  return false;
+}
 
 uint64_t copy_bytes(const std::vector<uint64_t>& sizes) {
   uint64_t b = 64ull << 20;
@@ -233,9 +233,21 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
     v.nodes[n].warnings = d.health_warn[n];
   }
 
+  // What no check of this run could cover, said rather than passed silently.
+  for (size_t n = 0; n < nn; ++n) {
+    if (!baseline || (!baseline->has_model(d.models[n]) && !baseline->has_model("default")))
+      v.nodes[n].unchecked.push_back("floors: no entry for " + d.models[n] +
+                                     " in the floor table (add one with --baseline)");
+    if (nn == 1)
+      v.nodes[n].unchecked.push_back("inter-node: one node, no node pair to test its NIC with");
+    else if (nn == 2)
+      v.nodes[n].unchecked.push_back(
+          "inter-node: two nodes, one pair: a slow pair fails as a link, not as a node's NIC");
+  }
+
   for (size_t n = 0; n < nn; ++n) {
     if (copy_checks(d, baseline, threshold_pct, n, v.nodes[n].reasons) < 0)
-      v.nodes[n].unchecked.push_back("device copy: no other GPU of this model and no baseline");
+      v.nodes[n].unchecked.push_back("device copy: no other GPU of this model and no floor");
   }
 
   // Intra-node all_reduce, against the floor and the peers of the same kind.
@@ -243,7 +255,22 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
     if (intra_checks(d, baseline, threshold_pct, n, v.nodes[n].reasons) < 0) {
       v.nodes[n].unchecked.push_back("intra-node all_reduce: no other node with " +
                                      std::to_string(d.gpus[n]) + " x " + d.models[n] +
-                                     " and no baseline");
+                                     " and no floor");
+    }
+  }
+
+  // GPU pairs inside each node, against each other pass by pass and the floor.
+  for (size_t n = 0; n < nn && n < d.gpu_pairs.size(); ++n) {
+    if (d.gpus[n] < 2) continue;
+    const auto floor = gpu_pair_floor(d, baseline, n);
+    const GpuPairJudgement j = judge_gpu_pairs(d.gpu_pairs[n], floor, threshold_pct);
+    for (std::string& r : gpu_pair_reasons(d.gpu_pairs[n], j, floor, threshold_pct,
+                                           "sendrecv " + format_size(d.gpu_pair_size)))
+      v.nodes[n].reasons.push_back(std::move(r));
+    if (!j.compared) {
+      v.nodes[n].unchecked.push_back("GPU pair sendrecv: " + std::to_string(d.gpus[n]) +
+                                     " GPUs make fewer than 3 pairs to compare, and no floor for " +
+                                     d.models[n]);
     }
   }
 
@@ -267,10 +294,10 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
     }
     if (total >= 2 && 2 * bad > total) {
       nic_bad[n] = true;
-      v.nodes[n].reasons.push_back("inter-node: " + std::to_string(bad) + " of " +
-                                   std::to_string(total) + " node pairs slow (median " +
-                                   gbps(median(own)) + " at " + format_size(d.sizes.back()) +
-                                   "): this node's NIC, cable or switch port");
+      v.nodes[n].reasons.push_back(
+          "inter-node: " + std::to_string(bad) + " of " + std::to_string(total) +
+          " node pairs slow (median " + format_gbps(median_of(own)) + " at " +
+          format_size(d.sizes.back()) + "): this node's NIC, cable or switch port");
     }
   }
   for (size_t p = 0; p < d.pairs.size(); ++p) {
@@ -293,7 +320,8 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
     const auto floor = floor_of(d.models.empty() ? "" : d.models[0], kTestGlobal, d.sizes[s]);
     if (floor && !std::isnan(d.global[s]) && d.global[s] < *floor) {
       v.fleet_reasons.push_back("global all_reduce " + format_size(d.sizes[s]) + ": " +
-                                gbps(d.global[s]) + " below the baseline " + gbps(*floor));
+                                format_gbps(d.global[s]) + " below the baseline " +
+                                format_gbps(*floor));
     }
   }
 

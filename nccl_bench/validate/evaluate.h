@@ -15,7 +15,9 @@
 //    than X% below the median of the other pairs;
 //  - a node with at least two measured pairs, more than half of them slow, fails
 //    (its NIC/port); remaining slow pairs fail as links.  Slow pairs explained by
-//    a failing node are reported as "attributed", not as separate failures.
+//    a failing node are reported as "attributed", not as separate failures;
+//  - inside a node, GPU pairs are compared with each other pass by pass, and with
+//    the floor (validate/gpu_pairs.h): a node fails naming the GPU or the pair.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "validate/baseline.h"
+#include "validate/gpu_pairs.h"
 #include "validate/plan.h"
 
 namespace ringside::bench {
@@ -53,6 +56,9 @@ struct ValidateData {
   std::vector<std::vector<double>> copy;
   std::vector<double> global;  // [size]; empty when not run
   std::vector<PairResult> pairs;
+  // [node] sendrecv between the node's GPU pairs, pass by pass; empty when not measured.
+  std::vector<GpuPairReadings> gpu_pairs;
+  uint64_t gpu_pair_size = 0;                         // bytes of each GPU pair sendrecv
   std::vector<std::vector<std::string>> health_fail;  // [node]
   std::vector<std::vector<std::string>> health_warn;  // [node]
 };
@@ -94,6 +100,9 @@ std::vector<size_t> slow_pairs(const ValidateData& data, const Baseline* baselin
                                double threshold_pct);
 std::vector<int> slow_intra(const ValidateData& data, const Baseline* baseline,
                             double threshold_pct);
+// Whether some node's GPU pairs look slow (below the others in at least half of the
+// passes, or below the floor): every node then measures more passes before the verdict.
+bool gpu_pairs_suspect(const ValidateData& data, const Baseline* baseline, double threshold_pct);
 
 // Bytes each GPU copies in the device-copy check: the largest size, at least
 // 64 MiB (smaller copies time the launch, not the memory).

@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "core/world.h"
 #include "validate/baseline.h"
+#include "validate/default_floors.h"
 #include "validate/evaluate.h"
 #include "validate/nvml_health.h"
 #include "validate/plan.h"
@@ -34,6 +35,7 @@ struct ValidateOptions {
   std::string level = "quick";
   double threshold_pct = 10;
   bool drain = false;
+  bool no_default_floors = false;
   std::string json_file;
   std::vector<uint64_t> sizes;
   int iters = 10;
@@ -48,6 +50,8 @@ std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
   app.add_option("--baseline", o.baseline,
                  "JSON file of minimum bus bandwidths per GPU model, test and size")
       ->type_name("FILE");
+  app.add_flag("--no-default-floors", o.no_default_floors,
+               "leave out the built-in floor table (only --baseline floors apply)");
   app.add_option("--level", o.level,
                  "quick: ring of node pairs; full: every node pair and a global all_reduce")
       ->type_name("LEVEL")
@@ -106,6 +110,8 @@ double now_seconds() {
 // passing hiccup elsewhere does not fail a healthy node while a slow one stays
 // slow in every block.  Returns seconds per op (every member calls it).
 constexpr int kRepeats = 3;
+// Passes over a node's GPU pairs, and as many again to confirm a slow one.
+constexpr int kGpuPairPasses = 8;
 
 struct Timing {
   double sec = 0;     // per op, the best block
@@ -114,13 +120,13 @@ struct Timing {
 
 template <typename Issue>
 Timing time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int warmup, int iters,
-               Issue&& issue) {
+               int repeats, Issue&& issue) {
   const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   for (int i = 0; i < warmup; ++i) issue();
   wd.wait(one, what, "warm-up");
   double best = 0, worst = 0;
-  for (int rep = 0; rep < kRepeats; ++rep) {
+  for (int rep = 0; rep < repeats; ++rep) {
     oob_barrier(wd, one, what);
     const double t0 = now_seconds();
     for (int i = 0; i < iters; ++i) issue();
@@ -146,17 +152,19 @@ Reading allreduce_busbw(Watchdog& wd, const CommStream& cs, const std::string& w
   int n = 1;
   RINGSIDE_NCCL_CHECK(ncclCommCount(cs.comm, &n));
   const size_t count = bytes / sizeof(float);
-  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, kRepeats, [&] {
     RINGSIDE_NCCL_WATCH(wd, one, what,
                         ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, cs.comm, cs.stream));
   });
   return {static_cast<double>(count * sizeof(float)) / 1e9 / t.sec * (2.0 * (n - 1) / n), t.spread};
 }
 
+// `repeats` timing blocks, the best counts.
 Reading sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* send,
-                       void* recv, uint64_t bytes, int peer, int warmup, int iters) {
+                       void* recv, uint64_t bytes, int peer, int warmup, int iters,
+                       int repeats = kRepeats) {
   const std::span<const CommStream> one(&cs, 1);
-  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, repeats, [&] {
     RINGSIDE_NCCL_CHECK(ncclGroupStart());
     RINGSIDE_NCCL_CHECK(ncclSend(send, bytes, ncclUint8, peer, cs.comm, cs.stream));
     RINGSIDE_NCCL_CHECK(ncclRecv(recv, bytes, ncclUint8, peer, cs.comm, cs.stream));
@@ -440,6 +448,102 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     }
   };
   pair_rounds(&mine[rounds_base], &mine[rounds_spread_base]);
+  // 3b. GPU pairs inside each node: one 2-rank communicator per pair of GPU slots,
+  //     made once, round-robin (each GPU in one pair per round), all nodes at once.
+  //     A pass visits every round once and times one block of sendrecv per pair; a
+  //     pair is judged against the pairs of the same pass (validate/gpu_pairs.h).
+  const std::vector<Round> gpu_rounds = all_pairs_rounds(gmax);
+  d.gpu_pair_size = *std::max_element(d.sizes.begin(), d.sizes.end());
+  std::vector<ncclComm_t> gpu_pair_comms(gpu_rounds.size(), nullptr);
+  const int my_gpus = d.gpus[static_cast<size_t>(my_node)];
+  for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+    int partner = -1;
+    for (const NodePair& gp : gpu_rounds[r].pairs) {
+      if (gp.first == my_slot) partner = gp.second;
+      if (gp.second == my_slot) partner = gp.first;
+    }
+    const bool in = partner >= 0 && partner < my_gpus;
+    const int color = in ? my_node * gmax + std::min(my_slot, partner) : NCCL_SPLIT_NOCOLOR;
+    std::vector<int> members;
+    std::string name;
+    if (in) {
+      for (int rank = 0; rank < nranks; ++rank) {
+        const int slot = rank_slot[static_cast<size_t>(rank)];
+        if (rank_node[static_cast<size_t>(rank)] == my_node && (slot == my_slot || slot == partner))
+          members.push_back(rank);
+      }
+      name = "the GPU-pair communicator " + d.nodes[static_cast<size_t>(my_node)] + " GPU " +
+             std::to_string(std::min(my_slot, partner)) + "<->GPU " +
+             std::to_string(std::max(my_slot, partner));
+    }
+    gpu_pair_comms[r] = split(wd, wcs, me.rank, color, name, members);
+  }
+  auto gpu_pair_what = [&](size_t r) {
+    return "intra-node sendrecv of " + std::to_string(d.gpu_pair_size) + " bytes (GPU pair round " +
+           std::to_string(r + 1) + ")";
+  };
+  // Warm-up once per communicator, then `passes` passes; this rank's readings,
+  // [pass][round] (NaN where it sits out a round).
+  for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+    if (gpu_pair_comms[r] == nullptr) continue;
+    const CommStream pcs{gpu_pair_comms[r], wcs.stream, wcs.device};
+    int my_comm_rank = 0;
+    RINGSIDE_NCCL_CHECK(ncclCommUserRank(gpu_pair_comms[r], &my_comm_rank));
+    sendrecv_busbw(wd, pcs, gpu_pair_what(r), send, recv, d.gpu_pair_size, 1 - my_comm_rank,
+                   o.warmup, 1, 1);
+  }
+  auto gpu_pair_passes = [&](int passes) {
+    std::vector<double> out(static_cast<size_t>(passes) * gpu_rounds.size(), NAN);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+        if (gpu_pair_comms[r] == nullptr) continue;
+        const CommStream pcs{gpu_pair_comms[r], wcs.stream, wcs.device};
+        int my_comm_rank = 0;
+        RINGSIDE_NCCL_CHECK(ncclCommUserRank(gpu_pair_comms[r], &my_comm_rank));
+        out[static_cast<size_t>(pass) * gpu_rounds.size() + r] =
+            sendrecv_busbw(wd, pcs, gpu_pair_what(r), send, recv, d.gpu_pair_size, 1 - my_comm_rank,
+                           0, o.iters, 1)
+                .gbps;
+      }
+    }
+    return out;
+  };
+  // Every rank's readings of `passes` passes into d.gpu_pairs, pass after pass.  A
+  // pair's reading is its slower end's.
+  std::vector<std::vector<int>> rank_at(nn);  // [node][slot] -> rank
+  for (int rank = 0; rank < nranks; ++rank)
+    rank_at[static_cast<size_t>(rank_node[static_cast<size_t>(rank)])].push_back(rank);
+  d.gpu_pairs.assign(nn, {});
+  for (size_t n = 0; n < nn; ++n) {
+    for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+      for (const NodePair& gp : gpu_rounds[r].pairs) {
+        if (gp.second < d.gpus[n]) d.gpu_pairs[n].pairs.push_back(gp);
+      }
+    }
+  }
+  auto add_gpu_pair_passes = [&](int passes, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, gpu_pair_passes(passes), what);
+    const size_t per_rank = static_cast<size_t>(passes) * gpu_rounds.size();
+    for (size_t n = 0; n < nn; ++n) {
+      for (int pass = 0; pass < passes; ++pass) {
+        std::vector<double> row;
+        for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+          for (const NodePair& gp : gpu_rounds[r].pairs) {
+            if (gp.second >= d.gpus[n]) continue;
+            double v = NAN;
+            for (int slot : {gp.first, gp.second}) {
+              const int rank = rank_at[n][static_cast<size_t>(slot)];
+              keep_lower(v, all[static_cast<size_t>(rank) * per_rank +
+                                static_cast<size_t>(pass) * gpu_rounds.size() + r]);
+            }
+            row.push_back(v);
+          }
+        }
+        d.gpu_pairs[n].passes.push_back(std::move(row));
+      }
+    }
+  };
+  add_gpu_pair_passes(kGpuPairPasses, "gathering the GPU pair readings");
   // 4. NVML health after the load, so links and clocks are in their working state.
   const GpuHealth health =
       health_session.finish("GPU " + std::to_string(wcs.device) + " (" + my_info.bus_id + ")");
@@ -552,6 +656,13 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       }
     }
   }
+  // 7b. When a GPU pair looks slow, every node measures as many passes again, and
+  //     the verdict counts them all.
+  if (gpu_pairs_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_gpu_pair_passes(kGpuPairPasses, "gathering the GPU pair readings measured again");
+  for (ncclComm_t c : gpu_pair_comms) {
+    if (c != nullptr) wd.release(c);
+  }
   // 8. A GPU whose copy looks slow is measured again (alone, as before); the
   //    faster reading counts, so a passing hiccup does not fail a node and a
   //    slow GPU, slow every time, still does.  Every rank computes the same list.
@@ -575,9 +686,11 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   info.level = o.level;
   info.threshold_pct = o.threshold_pct;
   info.baseline = o.baseline;
+  info.floors = baseline ? baseline->source() : "";
   info.nranks = nranks;
   info.seconds = now_seconds() - t_start;
   info.rounds = static_cast<int>(rounds.size());
+  info.gpu_pair_size = d.gpu_pair_size;
   int code = verdict.pass ? 0 : 1;
   if (world.is_root_process()) {
     std::fputs(render_tables(d, verdict, info).c_str(), stdout);
@@ -619,6 +732,7 @@ int report_abort(World& world, const ValidateOptions& o, const CommFailure& f, d
     info.baseline = o.baseline;
     info.nranks = world.nranks();
     info.seconds = now_seconds() - t_start;
+    info.gpu_pair_size = *std::max_element(o.sizes.begin(), o.sizes.end());
     std::ofstream out(o.json_file, std::ios::trunc);
     out << render_abort_json(info, o.sizes, a);
     if (!out) throw RuntimeError("cannot write --json file '" + o.json_file + "'");
@@ -632,8 +746,16 @@ int run_validate(int argc, char** argv) {
   auto opt = parse_validate_options(argc, argv);
   if (!opt) return 0;
   const ValidateOptions& o = *opt;
+  // The floors: the built-in table, overridden entry by entry by --baseline.
   std::optional<Baseline> baseline;
-  if (!o.baseline.empty()) baseline = Baseline::load(o.baseline);
+  if (!o.no_default_floors) baseline = default_floors();
+  if (!o.baseline.empty()) {
+    const Baseline file = Baseline::load(o.baseline);
+    if (baseline)
+      baseline->override_with(file);
+    else
+      baseline = file;
+  }
 
   World world(o.world, &argc, &argv);
   const double t_start = now_seconds();
