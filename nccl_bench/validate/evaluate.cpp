@@ -108,22 +108,32 @@ int intra_checks(const ValidateData& d, const Baseline* baseline, double thresho
   return compared ? slow : -1;
 }
 
-// Node pair `p` against its floor and the other pairs, size by size.  Appends a
-// reason per slow size; true if any.
+// The node pairs' readings at size index `s`, pass by pass.
+PairPasses node_pair_passes(const ValidateData& d, size_t s) {
+  PairPasses r;
+  size_t npasses = 0;
+  for (const PairResult& pr : d.pairs) {
+    r.pairs.push_back(pr.nodes);
+    npasses = std::max(npasses, pr.passes.size());
+  }
+  r.passes.assign(npasses, std::vector<double>(d.pairs.size(), NAN));
+  for (size_t p = 0; p < d.pairs.size(); ++p) {
+    for (size_t t = 0; t < d.pairs[p].passes.size(); ++t) {
+      if (s < d.pairs[p].passes[t].size()) r.passes[t][p] = d.pairs[p].passes[t][s];
+    }
+  }
+  return r;
+}
+
+// Node pair `p` against its floor and, pass by pass, the other pairs (sizes of
+// 1 MiB and more; validate/pair_passes.h), size by size.  Appends a reason per
+// slow size; true if any.
 bool pair_checks(const ValidateData& d, const Baseline* baseline, double threshold_pct, size_t p,
                  std::vector<std::string>& reasons) {
   const PairResult& pr = d.pairs[p];
   bool slow = false;
   for (size_t s = 0; s < d.sizes.size(); ++s) {
-    std::vector<double> others;
-    for (size_t q = 0; q < d.pairs.size(); ++q) {
-      if (q != p) others.push_back(d.pairs[q].busbw[s]);
-    }
-    // A difference within the pair's own readings' spread is not evidence.  Not the
-    // other pairs' spread: a bandwidth reading is its best block, so load only lowers
-    // it, and noisy healthy pairs must not excuse a pair that is steadily slow (a slow
-    // pair measured twice stays slow; a busy moment does not).
-    const double bar = noise_bar(s < pr.spread.size() ? pr.spread[s] : NAN, NAN, threshold_pct);
+    const std::string what = "inter-node sendrecv " + format_size(d.sizes[s]);
     auto floor_of = [&](int node) {
       return baseline ? baseline->floor(d.models[static_cast<size_t>(node)], kTestInter, d.sizes[s])
                       : std::nullopt;
@@ -132,13 +142,62 @@ bool pair_checks(const ValidateData& d, const Baseline* baseline, double thresho
     const auto fb = floor_of(pr.nodes.second);
     std::optional<double> floor = fa;
     if (fb && (!floor || *fb < *floor)) floor = fb;
-    const int nothers = static_cast<int>(
-        std::count_if(others.begin(), others.end(), [](double x) { return !std::isnan(x); }));
-    if (judge("inter-node sendrecv " + format_size(d.sizes[s]), pr.busbw[s], floor,
-              median_of(others), nothers, "other node pairs", bar, d.sizes[s], reasons))
+    if (judge(what, pr.busbw[s], floor, NAN, 0, "", threshold_pct, d.sizes[s], reasons))
       slow = true;
+    if (d.sizes[s] < kFleetMinSize) continue;
+    const PassJudgement j = judge_passes(node_pair_passes(d, s), std::nullopt, threshold_pct);
+    if (j.slow_by_peers(p)) {
+      reasons.push_back(what + ": best " + format_gbps(pr.busbw[s]) + ", more than " +
+                        format_pct(threshold_pct) + " below the other node pairs (" +
+                        format_gbps(j.typical[p]) + ") in " + std::to_string(j.below[p]) + " of " +
+                        std::to_string(j.measured[p]) + " passes");
+      slow = true;
+    }
   }
   return slow;
+}
+
+// Node `n`'s GPU pairs: the verdict lines.  A GPU with at least two slow pairs,
+// more than half of its measured pairs, is the GPU (or its NVLink/PCIe port); other
+// slow pairs are the link between their two GPUs.
+std::vector<std::string> gpu_pair_reasons(const PairPasses& r, const PassJudgement& j,
+                                          std::optional<double> floor, double threshold_pct,
+                                          const std::string& what) {
+  std::vector<std::string> out;
+  int ngpus = 0;
+  for (const auto& [a, b] : r.pairs) ngpus = std::max({ngpus, a + 1, b + 1});
+  std::vector<bool> gpu_bad(static_cast<size_t>(ngpus), false);
+  for (int g = 0; g < ngpus; ++g) {
+    int total = 0, bad = 0;
+    std::vector<double> own;
+    for (size_t p = 0; p < r.pairs.size(); ++p) {
+      if (r.pairs[p].first != g && r.pairs[p].second != g) continue;
+      if (std::isnan(j.best[p])) continue;
+      ++total;
+      own.push_back(j.best[p]);
+      if (j.is_slow(p)) ++bad;
+    }
+    if (bad >= 2 && 2 * bad > total) {
+      gpu_bad[static_cast<size_t>(g)] = true;
+      out.push_back("GPU " + std::to_string(g) + ": " + what + " with " + std::to_string(bad) +
+                    " of " + std::to_string(total) + " other GPUs of the node slow (its best " +
+                    format_gbps(median_of(own)) + " median): this GPU or its NVLink/PCIe port");
+    }
+  }
+  for (size_t p : j.slow) {
+    const auto [a, b] = r.pairs[p];
+    if (gpu_bad[static_cast<size_t>(a)] || gpu_bad[static_cast<size_t>(b)]) continue;
+    std::string why = "GPU " + std::to_string(a) + "<->GPU " + std::to_string(b) + " " + what +
+                      ": best " + format_gbps(j.best[p]);
+    if (floor && j.best[p] < *floor) why += ", below the floor " + format_gbps(*floor);
+    if (j.slow_by_peers(p)) {
+      why += ", more than " + format_pct(threshold_pct) + " below the node's other GPU pairs (" +
+             format_gbps(j.typical[p]) + ") in " + std::to_string(j.below[p]) + " of " +
+             std::to_string(j.measured[p]) + " passes";
+    }
+    out.push_back(why + ": the link between these two GPUs");
+  }
+  return out;
 }
 
 // Node `n`'s GPU pairs: the floor for its model at the pairs' size, if any.
@@ -150,12 +209,21 @@ std::optional<double> gpu_pair_floor(const ValidateData& d, const Baseline* base
 
 bool gpu_pairs_suspect(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
   for (size_t n = 0; n < d.gpu_pairs.size(); ++n) {
-    const GpuPairJudgement j =
-        judge_gpu_pairs(d.gpu_pairs[n], gpu_pair_floor(d, baseline, n), threshold_pct);
-    if (!j.slow.empty()) return true;
-    for (size_t p = 0; p < j.below.size(); ++p) {
-      if (j.measured[p] > 0 && 2 * j.below[p] >= j.measured[p]) return true;
-    }
+    if (judge_passes(d.gpu_pairs[n], gpu_pair_floor(d, baseline, n), threshold_pct).suspect())
+      return true;
+  }
+  return false;
+}
+
+bool node_pairs_suspect(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
+  for (size_t s = 0; s < d.sizes.size(); ++s) {
+    if (d.sizes[s] >= kFleetMinSize &&
+        judge_passes(node_pair_passes(d, s), std::nullopt, threshold_pct).suspect())
+      return true;
+  }
+  std::vector<std::string> reasons;
+  for (size_t p = 0; p < d.pairs.size(); ++p) {
+    if (pair_checks(d, baseline, threshold_pct, p, reasons)) return true;
   }
   return false;
 }
@@ -172,16 +240,6 @@ std::vector<int> slow_intra(const ValidateData& d, const Baseline* baseline, dou
     std::vector<std::string> reasons;
     if (intra_checks(d, baseline, threshold_pct, n, reasons) > 0)
       out.push_back(static_cast<int>(n));
-  }
-  return out;
-}
-
-std::vector<size_t> slow_pairs(const ValidateData& d, const Baseline* baseline,
-                               double threshold_pct) {
-  std::vector<size_t> out;
-  for (size_t p = 0; p < d.pairs.size(); ++p) {
-    std::vector<std::string> reasons;
-    if (pair_checks(d, baseline, threshold_pct, p, reasons)) out.push_back(p);
   }
   return out;
 }
@@ -263,7 +321,7 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
   for (size_t n = 0; n < nn && n < d.gpu_pairs.size(); ++n) {
     if (d.gpus[n] < 2) continue;
     const auto floor = gpu_pair_floor(d, baseline, n);
-    const GpuPairJudgement j = judge_gpu_pairs(d.gpu_pairs[n], floor, threshold_pct);
+    const PassJudgement j = judge_passes(d.gpu_pairs[n], floor, threshold_pct);
     for (std::string& r : gpu_pair_reasons(d.gpu_pairs[n], j, floor, threshold_pct,
                                            "sendrecv " + format_size(d.gpu_pair_size)))
       v.nodes[n].reasons.push_back(std::move(r));

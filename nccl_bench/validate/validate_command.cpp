@@ -110,8 +110,9 @@ double now_seconds() {
 // passing hiccup elsewhere does not fail a healthy node while a slow one stays
 // slow in every block.  Returns seconds per op (every member calls it).
 constexpr int kRepeats = 3;
-// Passes over a node's GPU pairs, and as many again to confirm a slow one.
-constexpr int kGpuPairPasses = 8;
+// Passes over the node pairs and over each node's GPU pairs, and as many again to
+// confirm a slow one.
+constexpr int kPairPasses = 8;
 
 struct Timing {
   double sec = 0;     // per op, the best block
@@ -335,13 +336,11 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   const std::vector<Round> rounds =
       full ? all_pairs_rounds(static_cast<int>(nn)) : ring_rounds(static_cast<int>(nn));
 
-  // Measurement slots: [intra ns][global ns][round r: ns][device copy][intra spread ns]
-  // [round r spread: ns].
-  const size_t global_base = ns, rounds_base = 2 * ns;
-  const size_t copy_slot = rounds_base + rounds.size() * ns;
+  // Measurement slots: [intra ns][global ns][device copy][intra spread ns].
+  const size_t global_base = ns;
+  const size_t copy_slot = 2 * ns;
   const size_t spread_base = copy_slot + 1;
-  const size_t rounds_spread_base = spread_base + ns;
-  std::vector<double> mine(rounds_spread_base + rounds.size() * ns, NAN);
+  std::vector<double> mine(spread_base + ns, NAN);
   const uint64_t copy_size = copy_bytes(d.sizes);
   const uint64_t max_size = copy_size;  // >= every size
   void* send = nullptr;
@@ -400,58 +399,120 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
               .gbps;
     }
   }
-  // 3. Node pairs, one round at a time; within a pair, one 2-rank comm per rail
-  //    (local GPU index), all rails and pairs of a round concurrently.
-  //    Writes each round's readings at [round * ns + size].
-  auto pair_rounds = [&](double* busbw, double* spread) {
-    for (size_t r = 0; r < rounds.size(); ++r) {
-      auto rail_color = [&](int rank) {
-        const int node = rank_node[static_cast<size_t>(rank)];
-        const int slot = rank_slot[static_cast<size_t>(rank)];
-        for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
-          const NodePair& np = rounds[r].pairs[p];
-          if (np.first != node && np.second != node) continue;
-          const int rails = std::min(d.gpus[static_cast<size_t>(np.first)],
-                                     d.gpus[static_cast<size_t>(np.second)]);
-          if (slot < rails) return static_cast<int>(p) * gmax + slot;
-        }
-        return NCCL_SPLIT_NOCOLOR;
-      };
-      const int color = rail_color(me.rank);
-      std::vector<int> members;
-      std::string name;
-      if (color != NCCL_SPLIT_NOCOLOR) {
-        for (int rank = 0; rank < nranks; ++rank) {
-          if (rail_color(rank) == color) members.push_back(rank);
-        }
-        const NodePair& np = rounds[r].pairs[static_cast<size_t>(color / gmax)];
-        name = "the rail-" + std::to_string(my_slot) + " communicator " +
-               d.nodes[static_cast<size_t>(np.first)] + "<->" +
-               d.nodes[static_cast<size_t>(np.second)];
+  // 3. Node pairs, round by round; within a pair, one 2-rank communicator per rail
+  //    (local GPU index), all rails and pairs of a round concurrently.  The
+  //    communicators are made once; a pass visits every round and times one block of
+  //    sendrecv per rail and size, so a pair is judged against the pairs of the same
+  //    pass (validate/pair_passes.h).
+  std::vector<ncclComm_t> rail_comms(rounds.size(), nullptr);
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    auto rail_color = [&](int rank) {
+      const int node = rank_node[static_cast<size_t>(rank)];
+      const int slot = rank_slot[static_cast<size_t>(rank)];
+      for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
+        const NodePair& np = rounds[r].pairs[p];
+        if (np.first != node && np.second != node) continue;
+        const int rails =
+            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+        if (slot < rails) return static_cast<int>(p) * gmax + slot;
       }
-      ncclComm_t rail = split(wd, wcs, me.rank, color, name, members);
-      if (rail != nullptr) {
+      return NCCL_SPLIT_NOCOLOR;
+    };
+    const int color = rail_color(me.rank);
+    std::vector<int> members;
+    std::string name;
+    if (color != NCCL_SPLIT_NOCOLOR) {
+      for (int rank = 0; rank < nranks; ++rank) {
+        if (rail_color(rank) == color) members.push_back(rank);
+      }
+      const NodePair& np = rounds[r].pairs[static_cast<size_t>(color / gmax)];
+      name = "the rail-" + std::to_string(my_slot) + " communicator " +
+             d.nodes[static_cast<size_t>(np.first)] + "<->" +
+             d.nodes[static_cast<size_t>(np.second)];
+    }
+    rail_comms[r] = split(wd, wcs, me.rank, color, name, members);
+  }
+  auto rail_what = [&](size_t r, size_t s) {
+    return "inter-node sendrecv of " + std::to_string(d.sizes[s]) + " bytes (round " +
+           std::to_string(r + 1) + ")";
+  };
+  // This rank's readings of `passes` passes, [pass][round][size] (NaN where it sits
+  // out a round); `warmup` first runs the warm-up iterations on every communicator.
+  auto rail_passes = [&](int passes, bool warmup) {
+    std::vector<double> out(static_cast<size_t>(passes) * rounds.size() * ns, NAN);
+    for (int pass = -(warmup ? 1 : 0); pass < passes; ++pass) {
+      for (size_t r = 0; r < rounds.size(); ++r) {
+        if (rail_comms[r] == nullptr) continue;
+        const CommStream rcs{rail_comms[r], wcs.stream, wcs.device};
         int my_comm_rank = 0;
-        RINGSIDE_NCCL_CHECK(ncclCommUserRank(rail, &my_comm_rank));
-        const CommStream rcs{rail, wcs.stream, wcs.device};
+        RINGSIDE_NCCL_CHECK(ncclCommUserRank(rail_comms[r], &my_comm_rank));
         for (size_t s = 0; s < ns; ++s) {
-          const Reading rd =
-              sendrecv_busbw(wd, rcs,
-                             "inter-node sendrecv of " + std::to_string(d.sizes[s]) +
-                                 " bytes (round " + std::to_string(r + 1) + ")",
-                             send, recv, d.sizes[s], 1 - my_comm_rank, o.warmup, o.iters);
-          busbw[r * ns + s] = rd.gbps;
-          spread[r * ns + s] = rd.spread;
+          if (pass < 0) {
+            sendrecv_busbw(wd, rcs, rail_what(r, s), send, recv, d.sizes[s], 1 - my_comm_rank,
+                           o.warmup, 1, 1);
+            continue;
+          }
+          out[(static_cast<size_t>(pass) * rounds.size() + r) * ns + s] =
+              sendrecv_busbw(wd, rcs, rail_what(r, s), send, recv, d.sizes[s], 1 - my_comm_rank, 0,
+                             o.iters, 1)
+                  .gbps;
         }
-        wd.release(rail);
+      }
+    }
+    return out;
+  };
+  // Every rank's readings of `passes` passes into d.pairs.  A rail's reading is its
+  // slower end's; a pair's, its best rail's.
+  d.pairs.clear();
+  for (const Round& round : rounds) {
+    for (const NodePair& np : round.pairs) {
+      PairResult pr;
+      pr.nodes = np;
+      const int rails =
+          std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+      pr.busbw.assign(ns, NAN);
+      pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
+      d.pairs.push_back(std::move(pr));
+    }
+  }
+  auto add_rail_passes = [&](int passes, bool warmup, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, rail_passes(passes, warmup), what);
+    const size_t per_rank = static_cast<size_t>(passes) * rounds.size() * ns;
+    for (int pass = 0; pass < passes; ++pass) {
+      size_t p = 0;
+      for (size_t r = 0; r < rounds.size(); ++r) {
+        for (const NodePair& np : rounds[r].pairs) {
+          PairResult& pr = d.pairs[p++];
+          const size_t rails = pr.rails.empty() ? 0 : pr.rails[0].size();
+          std::vector<std::vector<double>> now(ns, std::vector<double>(rails, NAN));
+          for (int rank = 0; rank < nranks; ++rank) {
+            const int n = rank_node[static_cast<size_t>(rank)];
+            const size_t slot = static_cast<size_t>(rank_slot[static_cast<size_t>(rank)]);
+            if ((n != np.first && n != np.second) || slot >= rails) continue;
+            for (size_t s = 0; s < ns; ++s) {
+              keep_lower(now[s][slot],
+                         all[static_cast<size_t>(rank) * per_rank +
+                             (static_cast<size_t>(pass) * rounds.size() + r) * ns + s]);
+            }
+          }
+          std::vector<double> best_rail(ns, NAN);
+          for (size_t s = 0; s < ns; ++s) {
+            for (size_t k = 0; k < rails; ++k) {
+              keep_higher(best_rail[s], now[s][k]);
+              keep_higher(pr.rails[s][k], now[s][k]);
+            }
+            keep_higher(pr.busbw[s], best_rail[s]);
+          }
+          pr.passes.push_back(std::move(best_rail));
+        }
       }
     }
   };
-  pair_rounds(&mine[rounds_base], &mine[rounds_spread_base]);
+  add_rail_passes(kPairPasses, true, "gathering the node pair readings");
   // 3b. GPU pairs inside each node: one 2-rank communicator per pair of GPU slots,
   //     made once, round-robin (each GPU in one pair per round), all nodes at once.
   //     A pass visits every round once and times one block of sendrecv per pair; a
-  //     pair is judged against the pairs of the same pass (validate/gpu_pairs.h).
+  //     pair is judged against the pairs of the same pass (validate/pair_passes.h).
   const std::vector<Round> gpu_rounds = all_pairs_rounds(gmax);
   d.gpu_pair_size = *std::max_element(d.sizes.begin(), d.sizes.end());
   std::vector<ncclComm_t> gpu_pair_comms(gpu_rounds.size(), nullptr);
@@ -543,7 +604,7 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       }
     }
   };
-  add_gpu_pair_passes(kGpuPairPasses, "gathering the GPU pair readings");
+  add_gpu_pair_passes(kPairPasses, "gathering the GPU pair readings");
   // 4. NVML health after the load, so links and clocks are in their working state.
   const GpuHealth health =
       health_session.finish("GPU " + std::to_string(wcs.device) + " (" + my_info.bus_id + ")");
@@ -579,40 +640,6 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     d.global.assign(ns, NAN);
     for (size_t s = 0; s < ns; ++s) d.global[s] = meas(0, global_base + s);
   }
-  // Each node pair's result from one pass of pair_rounds, as gathered from every rank:
-  // reading(rank, i) and spread(rank, i) give rank's value i (round r, size s:
-  // i = r * ns + s).  A rail's reading is its slower end's; a pair's, its best rail's.
-  auto pair_results = [&](auto reading, auto spread) {
-    std::vector<PairResult> out;
-    for (size_t r = 0; r < rounds.size(); ++r) {
-      for (const NodePair& np : rounds[r].pairs) {
-        PairResult pr;
-        pr.nodes = np;
-        const int rails =
-            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
-        pr.busbw.assign(ns, NAN);
-        pr.spread.assign(ns, NAN);
-        pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
-        for (int rank = 0; rank < nranks; ++rank) {
-          const int n = rank_node[static_cast<size_t>(rank)];
-          const int slot = rank_slot[static_cast<size_t>(rank)];
-          if ((n != np.first && n != np.second) || slot >= rails) continue;
-          for (size_t s = 0; s < ns; ++s) {
-            keep_lower(pr.rails[s][static_cast<size_t>(slot)], reading(rank, r * ns + s));
-            keep_higher(pr.spread[s], spread(rank, r * ns + s));
-          }
-        }
-        for (size_t s = 0; s < ns; ++s) {
-          for (double v : pr.rails[s]) keep_higher(pr.busbw[s], v);
-        }
-        out.push_back(std::move(pr));
-      }
-    }
-    return out;
-  };
-  d.pairs = pair_results([&](int rank, size_t i) { return meas(rank, rounds_base + i); },
-                         [&](int rank, size_t i) { return meas(rank, rounds_spread_base + i); });
-
   // 6. When a node's all_reduce looks slow, every node measures again (the
   //    comparison is relative) and each node's faster reading counts.
   if (!slow_intra(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
@@ -631,35 +658,17 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       for (size_t s = 0; s < ns; ++s) keep_higher(d.intra[n][s], fresh[n][s]);
     }
   }
-  // 7. When a node pair looks slow, every pair measures again (the comparison is
-  //    relative, and a busy host slows one round now and then) and each pair's
-  //    faster reading counts.  Every rank computes the same list.
-  if (!slow_pairs(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
-    std::vector<double> again(2 * rounds.size() * ns, NAN);
-    pair_rounds(again.data(), again.data() + rounds.size() * ns);
-    const std::vector<double> all_again =
-        gather_doubles(wd, world, again, "gathering the node pairs measured again");
-    const size_t per_rank = again.size(), spread_at = rounds.size() * ns;
-    const std::vector<PairResult> fresh = pair_results(
-        [&](int rank, size_t i) { return all_again[static_cast<size_t>(rank) * per_rank + i]; },
-        [&](int rank, size_t i) {
-          return all_again[static_cast<size_t>(rank) * per_rank + spread_at + i];
-        });
-    for (size_t p = 0; p < d.pairs.size(); ++p) {
-      PairResult& pr = d.pairs[p];
-      for (size_t s = 0; s < ns; ++s) {
-        const double bw = fresh[p].busbw[s];
-        if (!std::isnan(bw) && (std::isnan(pr.busbw[s]) || bw > pr.busbw[s])) {
-          pr.busbw[s] = bw;
-          pr.rails[s] = fresh[p].rails[s];
-        }
-      }
-    }
+  // 7. When a node pair looks slow, every pair measures as many passes again, and
+  //    the verdict counts them all.  Every rank reaches the same decision.
+  if (node_pairs_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_rail_passes(kPairPasses, false, "gathering the node pair readings measured again");
+  for (ncclComm_t c : rail_comms) {
+    if (c != nullptr) wd.release(c);
   }
   // 7b. When a GPU pair looks slow, every node measures as many passes again, and
   //     the verdict counts them all.
   if (gpu_pairs_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
-    add_gpu_pair_passes(kGpuPairPasses, "gathering the GPU pair readings measured again");
+    add_gpu_pair_passes(kPairPasses, "gathering the GPU pair readings measured again");
   for (ncclComm_t c : gpu_pair_comms) {
     if (c != nullptr) wd.release(c);
   }

@@ -173,8 +173,8 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
       for (double x : d.copy[n]) copy.push_back(jnum(x));
     nlohmann::json gpu_pairs = nlohmann::json::array();
     if (n < d.gpu_pairs.size()) {
-      const GpuPairReadings& g = d.gpu_pairs[n];
-      const GpuPairJudgement jg = judge_gpu_pairs(g, std::nullopt, info.threshold_pct);
+      const PairPasses& g = d.gpu_pairs[n];
+      const PassJudgement jg = judge_passes(g, std::nullopt, info.threshold_pct);
       for (size_t p = 0; p < g.pairs.size(); ++p) {
         nlohmann::json passes = nlohmann::json::array();
         for (const auto& pass : g.passes) passes.push_back(jnum(p < pass.size() ? pass[p] : NAN));
@@ -203,8 +203,12 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   for (size_t p = 0; p < d.pairs.size(); ++p) {
     nlohmann::json bw = nlohmann::json::array(), rails = nlohmann::json::array();
     for (double x : d.pairs[p].busbw) bw.push_back(jnum(x));
-    nlohmann::json spread = nlohmann::json::array();
-    for (double x : d.pairs[p].spread) spread.push_back(jnum(x));
+    nlohmann::json passes = nlohmann::json::array();
+    for (const auto& pass : d.pairs[p].passes) {
+      nlohmann::json row = nlohmann::json::array();
+      for (double x : pass) row.push_back(jnum(x));
+      passes.push_back(row);
+    }
     for (const auto& per_size : d.pairs[p].rails) {
       nlohmann::json r = nlohmann::json::array();
       for (double x : per_size) r.push_back(jnum(x));
@@ -214,7 +218,7 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
                       {d.nodes[static_cast<size_t>(d.pairs[p].nodes.first)],
                        d.nodes[static_cast<size_t>(d.pairs[p].nodes.second)]}},
                      {"sendrecv_busbw", bw},
-                     {"sendrecv_spread", spread},
+                     {"sendrecv_passes", passes},
                      {"rails_busbw", rails},
                      {"status", link_status_name(v.links[p].status)},
                      {"reasons", v.links[p].reasons}});
