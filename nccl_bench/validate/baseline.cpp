@@ -29,7 +29,7 @@ Baseline Baseline::parse(const std::string& text, const std::string& source) {
   }
   auto fail = [&](const std::string& where, const std::string& what) -> UsageError {
     return UsageError("baseline " + source + ": " + where + ": " + what +
-                      " (see docs/nccl_bench.md, 'Baseline file')");
+                      " (see docs/nccl_bench.md, 'Floor table')");
   };
   if (!j.is_object()) throw fail("top level", "must be an object");
   for (auto it = j.begin(); it != j.end(); ++it) {

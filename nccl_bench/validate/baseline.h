@@ -1,5 +1,5 @@
 // Minimum bus bandwidths per GPU model, test and size (docs/nccl_bench.md,
-// "Baseline file").  Example:
+// "Floor table").  Example:
 //   {"schema": "ringside.baseline/1",
 //    "models": {"NVIDIA H100 80GB HBM3": {"intra_node_all_reduce": {"64M": 350},
 //                                         "inter_node_sendrecv": {"64M": 40},
