@@ -180,8 +180,9 @@ std::vector<std::string> gpu_pair_reasons(const PairPasses& r, const PassJudgeme
     if (bad >= 2 && 2 * bad > total) {
       gpu_bad[static_cast<size_t>(g)] = true;
       out.push_back("GPU " + std::to_string(g) + ": " + what + " with " + std::to_string(bad) +
-                    " of " + std::to_string(total) + " other GPUs of the node slow (its best " +
-                    format_gbps(median_of(own)) + " median): this GPU or its NVLink/PCIe port");
+                    " of " + std::to_string(total) +
+                    " other GPUs of the node slow (median of their best readings " +
+                    format_gbps(median_of(own)) + "): this GPU or its NVLink/PCIe port");
     }
   }
   for (size_t p : j.slow) {

@@ -99,7 +99,8 @@ std::string render_tables(const ValidateData& d, const Verdict& v, const Validat
   }
   out += "#   (copy min: the node's slowest GPU, device-to-device copy GB/s at " +
          format_size(copy_bytes(d.sizes)) +
-         "; \"not compared\": a check with no baseline floor and no peer to compare with)\n";
+         "; \"not compared\": a check that could not be made: no floor and no peer to compare "
+         "with)\n";
   for (const std::string& r : v.fleet_reasons) out += "# fleet FAIL: " + r + "\n";
   int bad_nodes = 0, bad_links = 0;
   for (const NodeVerdict& n : v.nodes) bad_nodes += n.pass ? 0 : 1;
