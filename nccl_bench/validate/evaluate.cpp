@@ -40,35 +40,61 @@ bool judge(const std::string& what, double value, std::optional<double> floor, d
   return bad;
 }
 
-// Each GPU of node `n`: its device-to-device copy against the floor and every
-// other GPU of the same model (its node's and the others'), so a slow GPU stands
-// out inside its own node too.  Appends a reason per slow GPU and returns how
-// many there are, or -1 when nothing could be compared.
+// The device copies of every GPU of `model`, pass by pass, and the index of
+// (node, GPU slot) among them in `index` ([node][slot], -1 for other models).
+PairPasses copy_passes(const ValidateData& d, const std::string& model,
+                       std::vector<std::vector<int>>& index) {
+  PairPasses r;
+  index.assign(d.copy.size(), {});
+  size_t npasses = 0;
+  for (size_t m = 0; m < d.copy.size() && m < d.models.size(); ++m) {
+    index[m].assign(d.copy[m].size(), -1);
+    if (d.models[m] != model) continue;
+    for (size_t h = 0; h < d.copy[m].size(); ++h) {
+      index[m][h] = static_cast<int>(r.pairs.size());
+      r.pairs.emplace_back(static_cast<int>(m), static_cast<int>(h));
+      if (m < d.copy_passes.size() && h < d.copy_passes[m].size())
+        npasses = std::max(npasses, d.copy_passes[m][h].size());
+    }
+  }
+  r.passes.assign(npasses, std::vector<double>(r.pairs.size(), NAN));
+  for (size_t k = 0; k < r.pairs.size(); ++k) {
+    const auto [m, h] = r.pairs[k];
+    const auto& own = d.copy_passes[static_cast<size_t>(m)][static_cast<size_t>(h)];
+    for (size_t t = 0; t < own.size(); ++t) r.passes[t][k] = own[t];
+  }
+  return r;
+}
+
+// Each GPU of node `n`: its device-to-device copy (best pass) against the floor, and
+// pass by pass against every other GPU of the same model (its node's and the
+// others'; validate/pair_passes.h), so a slow GPU stands out inside its own node
+// too.  Appends a reason per slow GPU and returns how many there are, or -1 when
+// nothing could be compared.
 int copy_checks(const ValidateData& d, const Baseline* baseline, double threshold_pct, size_t n,
-                std::vector<std::string>& reasons, std::vector<int>* slow_slots = nullptr) {
+                std::vector<std::string>& reasons) {
   if (n >= d.copy.size()) return 0;
   const uint64_t size = copy_bytes(d.sizes);
   const auto floor =
       baseline ? baseline->floor(d.models[n], kTestCopy, size) : std::optional<double>{};
+  std::vector<std::vector<int>> index;
+  const PassJudgement j =
+      judge_passes(copy_passes(d, d.models[n], index), std::nullopt, threshold_pct);
   int slow = 0;
   bool compared = false;
   for (size_t g = 0; g < d.copy[n].size(); ++g) {
-    std::vector<double> peers;
-    for (size_t m = 0; m < d.copy.size() && m < d.models.size(); ++m) {
-      if (d.models[m] != d.models[n]) continue;
-      for (size_t h = 0; h < d.copy[m].size(); ++h) {
-        if (m != n || h != g) peers.push_back(d.copy[m][h]);
-      }
+    const std::string what = "GPU " + std::to_string(g) + " device copy " + format_size(size);
+    const size_t k = static_cast<size_t>(index[n][g]);
+    compared = compared || floor || j.measured[k] > 0;
+    bool bad = judge(what, d.copy[n][g], floor, NAN, 0, "", threshold_pct, size, reasons);
+    if (j.slow_by_peers(k)) {
+      reasons.push_back(what + ": best " + format_gbps(d.copy[n][g]) + ", more than " +
+                        format_pct(threshold_pct) + " below the other " + d.models[n] + " GPUs (" +
+                        format_gbps(j.typical[k]) + ") in " + std::to_string(j.below[k]) + " of " +
+                        std::to_string(j.measured[k]) + " passes");
+      bad = true;
     }
-    const int npeers = static_cast<int>(
-        std::count_if(peers.begin(), peers.end(), [](double x) { return !std::isnan(x); }));
-    compared = compared || floor || npeers > 0;
-    if (judge("GPU " + std::to_string(g) + " device copy " + format_size(size), d.copy[n][g], floor,
-              median_of(peers), npeers, "other " + d.models[n] + " GPUs", threshold_pct, size,
-              reasons)) {
-      ++slow;
-      if (slow_slots != nullptr) slow_slots->push_back(static_cast<int>(g));
-    }
+    if (bad) ++slow;
   }
   return compared || d.copy[n].empty() ? slow : -1;
 }
@@ -245,16 +271,15 @@ std::vector<int> slow_intra(const ValidateData& d, const Baseline* baseline, dou
   return out;
 }
 
-std::vector<std::pair<int, int>> slow_copies(const ValidateData& d, const Baseline* baseline,
-                                             double threshold_pct) {
-  std::vector<std::pair<int, int>> out;
+bool copies_suspect(const ValidateData& d, const Baseline* baseline, double threshold_pct) {
+  std::vector<std::vector<int>> index;
   for (size_t n = 0; n < d.copy.size(); ++n) {
+    if (judge_passes(copy_passes(d, d.models[n], index), std::nullopt, threshold_pct).suspect())
+      return true;
     std::vector<std::string> reasons;
-    std::vector<int> slots;
-    copy_checks(d, baseline, threshold_pct, n, reasons, &slots);
-    for (int g : slots) out.emplace_back(static_cast<int>(n), g);
+    if (copy_checks(d, baseline, threshold_pct, n, reasons) > 0) return true;
   }
-  return out;
+  return false;
 }
 
 std::string format_size(uint64_t b) {
@@ -306,7 +331,8 @@ Verdict evaluate(const ValidateData& d, const Baseline* baseline, double thresho
 
   for (size_t n = 0; n < nn; ++n) {
     if (copy_checks(d, baseline, threshold_pct, n, v.nodes[n].reasons) < 0)
-      v.nodes[n].unchecked.push_back("device copy: no other GPU of this model and no floor");
+      v.nodes[n].unchecked.push_back(
+          "device copy: fewer than 2 other GPUs of this model to compare with, and no floor");
   }
 
   // Intra-node all_reduce, against the floor and the peers of the same kind.

@@ -4,9 +4,9 @@
 // Rules (docs/nccl_bench.md, "validate"):
 //  - a node fails on any NVML health problem of one of its GPUs;
 //  - a node fails when one of its GPUs copies device to device below the
-//    baseline floor, or more than X% below the median of every other GPU of the
-//    same model (its node's and the others'): a slow GPU is found even on one
-//    node without a baseline;
+//    floor, or, pass by pass, more than X% below the median of every other GPU of
+//    the same model (its node's and the others'): a slow GPU is found even on one
+//    node without a floor;
 //  - a node fails when its intra-node all_reduce bus bandwidth is below the
 //    baseline floor, or more than X% below the median of the other nodes with
 //    the same GPU model and GPU count (sizes >= 1 MiB), and by more than the
@@ -53,6 +53,8 @@ struct ValidateData {
   // [node][GPU slot] device-to-device copy GB/s at the largest size (bytes over
   // time); NaN when not measured.
   std::vector<std::vector<double>> copy;
+  // [node][GPU slot][pass] the same, pass by pass (validate/pair_passes.h).
+  std::vector<std::vector<std::vector<double>>> copy_passes;
   std::vector<double> global;  // [size]; empty when not run
   std::vector<PairResult> pairs;
   // [node] sendrecv between the node's GPU pairs, pass by pass; empty when not measured.
@@ -87,10 +89,10 @@ struct Verdict {
 
 Verdict evaluate(const ValidateData& data, const Baseline* baseline, double threshold_pct);
 
-// The GPUs whose device copy fails its check, as (node, GPU slot): measured
-// again before the verdict (a passing hiccup is not a slow GPU).
-std::vector<std::pair<int, int>> slow_copies(const ValidateData& data, const Baseline* baseline,
-                                             double threshold_pct);
+// Whether some GPU's device copy looks slow (below the floor, or below the other
+// GPUs of its model in at least half of the passes): every GPU then copies more
+// passes before the verdict.
+bool copies_suspect(const ValidateData& data, const Baseline* baseline, double threshold_pct);
 
 // Whether some node pair looks slow (below the floor, or below the other pairs in at
 // least half of the passes): every pair then measures more passes before the verdict.

@@ -1,6 +1,7 @@
 // Which pairs are slow, from readings taken in passes (pure logic, the same on
-// every rank, unit-tested without GPUs).  Used for the GPU pairs inside a node
-// and for the node pairs (inter-node links).
+// every rank, unit-tested without GPUs).  Used for the GPU pairs inside a node,
+// for the node pairs (inter-node links), and for single GPUs' device copies (then
+// each "pair" is a (node, GPU slot) and the comparison is with the other GPUs).
 //
 // A pass visits every pair once, round by round, so a moment when the whole
 // machine (or fabric) is slow falls on the pairs of one pass alike.  A pair is
@@ -26,7 +27,8 @@ inline constexpr double kSlowShare = 0.8;
 inline constexpr int kMinPasses = 4;
 
 struct PairPasses {
-  std::vector<std::pair<int, int>> pairs;  // the two ends (GPU slots or nodes), first < second
+  // The two ends (GPU slots or nodes), first < second; or (node, GPU slot).
+  std::vector<std::pair<int, int>> pairs;
   // [pass][pair] GB/s; NaN when not measured in that pass.
   std::vector<std::vector<double>> passes;
 };

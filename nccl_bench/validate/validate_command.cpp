@@ -177,7 +177,7 @@ Reading sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& wh
 // One GPU's device-to-device copy of `bytes`: warm-up, then kRepeats blocks of
 // `iters` copies, the best block.  GB/s is bytes over time (as nvbandwidth).
 double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, void* dst,
-                 const void* src, uint64_t bytes, int warmup, int iters) {
+                 const void* src, uint64_t bytes, int warmup, int iters, int repeats = kRepeats) {
   const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   auto issue = [&] {
@@ -186,7 +186,7 @@ double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, vo
   for (int i = 0; i < warmup; ++i) issue();
   wd.wait(one, what, "warm-up");
   double best = 0;
-  for (int rep = 0; rep < kRepeats; ++rep) {
+  for (int rep = 0; rep < repeats; ++rep) {
     const double t0 = now_seconds();
     for (int i = 0; i < iters; ++i) issue();
     wd.wait(one, what, {}, true);
@@ -336,10 +336,9 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   const std::vector<Round> rounds =
       full ? all_pairs_rounds(static_cast<int>(nn)) : ring_rounds(static_cast<int>(nn));
 
-  // Measurement slots: [intra ns][global ns][device copy][intra spread ns].
+  // Measurement slots: [intra ns][global ns][intra spread ns].
   const size_t global_base = ns;
-  const size_t copy_slot = 2 * ns;
-  const size_t spread_base = copy_slot + 1;
+  const size_t spread_base = 2 * ns;
   std::vector<double> mine(spread_base + ns, NAN);
   const uint64_t copy_size = copy_bytes(d.sizes);
   const uint64_t max_size = copy_size;  // >= every size
@@ -354,15 +353,41 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
                                 " bytes on GPU " + std::to_string(wcs.device);
   // One GPU of each node at a time (GPUs of a node share the host's memory and
   // PCIe paths: measured alone, a slow one is not hidden by, nor blamed for, its
-  // neighbours' load); `mine_too` says whether this rank measures.
-  auto copy_round = [&](bool mine_too) {
-    double v = NAN;
-    for (int slot = 0; slot < gmax; ++slot) {
-      if (mine_too && slot == my_slot)
-        v = copy_gbps(wd, wcs, copy_what, recv, send, copy_size, o.warmup, o.iters);
-      oob_barrier(wd, std::span<const CommStream>(&wcs, 1), "per-GPU device copy");
+  // neighbours' load), in passes: a pass times one block of copies on every GPU,
+  // so a GPU is judged against the other GPUs of the same pass
+  // (validate/pair_passes.h).  This rank's readings, [pass]; `warmup` first runs
+  // the warm-up copies.
+  auto copy_passes = [&](int passes, bool warmup) {
+    std::vector<double> out(static_cast<size_t>(passes), NAN);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (int slot = 0; slot < gmax; ++slot) {
+        if (slot == my_slot)
+          out[static_cast<size_t>(pass)] =
+              copy_gbps(wd, wcs, copy_what, recv, send, copy_size,
+                        warmup && pass == 0 ? o.warmup : 0, o.iters, 1);
+        oob_barrier(wd, std::span<const CommStream>(&wcs, 1), "per-GPU device copy");
+      }
     }
-    return v;
+    return out;
+  };
+  d.copy.resize(nn);
+  d.copy_passes.resize(nn);
+  for (size_t n = 0; n < nn; ++n) {
+    d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
+    d.copy_passes[n].assign(static_cast<size_t>(d.gpus[n]), {});
+  }
+  auto add_copy_passes = [&](int passes, bool warmup, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, copy_passes(passes, warmup), what);
+    for (int r = 0; r < nranks; ++r) {
+      const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
+      const size_t g = static_cast<size_t>(rank_slot[static_cast<size_t>(r)]);
+      for (int pass = 0; pass < passes; ++pass) {
+        const double v =
+            all[static_cast<size_t>(r) * static_cast<size_t>(passes) + static_cast<size_t>(pass)];
+        d.copy_passes[n][g].push_back(v);
+        keep_higher(d.copy[n][g], v);
+      }
+    }
   };
 
   // 1. Intra-node all_reduce, every node at once; `out[s]` gets this rank's
@@ -389,7 +414,7 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   };
   intra_round(mine.data(), mine.data() + spread_base);
   // 1b. Each GPU's device-to-device copy.
-  mine[copy_slot] = copy_round(true);
+  add_copy_passes(kPairPasses, true, "gathering the device copies");
   // 2. Global all_reduce (full).
   if (full && nn > 1) {
     for (size_t s = 0; s < ns; ++s) {
@@ -620,13 +645,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
 
   d.intra.assign(nn, std::vector<double>(ns, NAN));
   d.intra_spread.assign(nn, std::vector<double>(ns, NAN));
-  d.copy.resize(nn);
-  for (size_t n = 0; n < nn; ++n) d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
   d.health_fail.assign(nn, {});
   d.health_warn.assign(nn, {});
   for (int r = 0; r < nranks; ++r) {
     const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
-    d.copy[n][static_cast<size_t>(rank_slot[static_cast<size_t>(r)])] = meas(r, copy_slot);
     // A node's reading is its slowest member's, its spread the widest.
     for (size_t s = 0; s < ns; ++s) {
       keep_lower(d.intra[n][s], meas(r, s));
@@ -672,21 +694,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   for (ncclComm_t c : gpu_pair_comms) {
     if (c != nullptr) wd.release(c);
   }
-  // 8. A GPU whose copy looks slow is measured again (alone, as before); the
-  //    faster reading counts, so a passing hiccup does not fail a node and a
-  //    slow GPU, slow every time, still does.  Every rank computes the same list.
-  const auto suspects = slow_copies(d, baseline ? &*baseline : nullptr, o.threshold_pct);
-  if (!suspects.empty()) {
-    const bool me_suspect = std::find(suspects.begin(), suspects.end(),
-                                      std::make_pair(my_node, my_slot)) != suspects.end();
-    const std::vector<double> all_again = gather_doubles(
-        wd, world, {copy_round(me_suspect)}, "gathering the device copies measured again");
-    for (int r = 0; r < nranks; ++r) {
-      keep_higher(d.copy[static_cast<size_t>(rank_node[static_cast<size_t>(r)])]
-                        [static_cast<size_t>(rank_slot[static_cast<size_t>(r)])],
-                  all_again[static_cast<size_t>(r)]);
-    }
-  }
+  // 8. When a GPU's copy looks slow, every GPU copies as many passes again, and
+  //    the verdict counts them all.
+  if (copies_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_copy_passes(kPairPasses, false, "gathering the device copies measured again");
   RINGSIDE_CUDA_CHECK(cudaFree(send));
   RINGSIDE_CUDA_CHECK(cudaFree(recv));
 

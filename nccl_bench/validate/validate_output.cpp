@@ -172,6 +172,14 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
       for (double x : d.intra_spread[n]) spread.push_back(jnum(x));
     if (n < d.copy.size())
       for (double x : d.copy[n]) copy.push_back(jnum(x));
+    nlohmann::json copy_passes = nlohmann::json::array();
+    if (n < d.copy_passes.size()) {
+      for (const auto& gpu : d.copy_passes[n]) {
+        nlohmann::json row = nlohmann::json::array();
+        for (double x : gpu) row.push_back(jnum(x));
+        copy_passes.push_back(row);
+      }
+    }
     nlohmann::json gpu_pairs = nlohmann::json::array();
     if (n < d.gpu_pairs.size()) {
       const PairPasses& g = d.gpu_pairs[n];
@@ -193,6 +201,7 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
                      {"intra_node_all_reduce_busbw", intra},
                      {"intra_node_all_reduce_spread", spread},
                      {"device_copy_gbps", copy},
+                     {"device_copy_passes", copy_passes},
                      {"gpu_pairs", gpu_pairs},
                      {"status", v.nodes[n].pass ? "PASS" : "FAIL"},
                      {"reasons", v.nodes[n].reasons},
