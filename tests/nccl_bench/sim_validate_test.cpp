@@ -3,7 +3,8 @@
 // fail, with the right reasons; a healthy cluster passes.  The sim's bandwidths
 // are set low in the cluster files so that modeled transfer time, not CPU
 // contention on the test machine, dominates; the fleet threshold is widened to
-// 30% for the same reason (the injected faults are 4-6x).
+// 30% for the same reason (the injected faults are 4-6x).  Copies and pairs are
+// measured in 8 or 16 passes of -n ops each: -n 3 keeps a run to a few seconds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -28,7 +29,7 @@ class SimValidate : public ::testing::Test {
                      int nodes = 4) {
     return run_shell(sim_command(
         ranks, nodes,
-        "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
+        "validate --sizes 1M -n 3 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
         std::string(TEST_DATA_DIR) + "/" + cluster));
   }
   nlohmann::json json() { return nlohmann::json::parse(read_file(dir_ + "/v.json")); }
@@ -111,7 +112,7 @@ TEST_F(SimValidate, HealthyClusterPasses) {
 // naming that GPU; what had nothing to compare with is said, never passed silently.
 TEST_F(SimValidate, OneNodeWithoutBaselineFailsASlowGpuByComparingItsGpus) {
   const RunResult r = run_shell(
-      sim_command(4, 1, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json",
+      sim_command(4, 1, "validate --sizes 1M -n 3 --fleet-threshold 30 --json " + dir_ + "/v.json",
                   std::string(TEST_DATA_DIR) + "/slow_gpu_1x4.json"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto j = json();
@@ -132,7 +133,7 @@ TEST_F(SimValidate, OneNodeWithoutBaselineFailsASlowGpuByComparingItsGpus) {
 // the node, named as the link between its two GPUs.
 TEST_F(SimValidate, ASlowIntraNodeGpuPairIsNamed) {
   const RunResult r =
-      run_shell(sim_command(4, 1, "validate --sizes 1M -n 5 --json " + dir_ + "/v.json",
+      run_shell(sim_command(4, 1, "validate --sizes 1M -n 3 --json " + dir_ + "/v.json",
                             std::string(TEST_DATA_DIR) + "/slow_pair_1x4.json"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto j = json();
@@ -151,7 +152,7 @@ TEST_F(SimValidate, ABaselineEntryOverridesTheFloorTable) {
   std::ofstream(baseline)
       << R"({"schema": "ringside.baseline/1", "models": {"ringside-sim H100-SXM5-80GB":
       {"intra_node_pair_sendrecv": {"1M": 1000}}}})";
-  const std::string args = "validate --sizes 1M -n 5 --json " + dir_ + "/v.json";
+  const std::string args = "validate --sizes 1M -n 3 --json " + dir_ + "/v.json";
   const std::string cluster = std::string(TEST_DATA_DIR) + "/healthy_1x4.json";
   RunResult r = run_shell(sim_command(2, 1, args + " --baseline " + baseline, cluster));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -168,7 +169,7 @@ TEST_F(SimValidate, ABaselineEntryOverridesTheFloorTable) {
 
 TEST_F(SimValidate, OneHealthyNodePassesAndSaysWhatWasNotCompared) {
   const RunResult r = run_shell(
-      sim_command(4, 1, "validate --sizes 1M -n 5 --fleet-threshold 30 --json " + dir_ + "/v.json",
+      sim_command(4, 1, "validate --sizes 1M -n 3 --fleet-threshold 30 --json " + dir_ + "/v.json",
                   std::string(TEST_DATA_DIR) + "/healthy_1x4.json"));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto j = json();
@@ -229,7 +230,7 @@ TEST_F(SimValidate, DrainRunsScontrol) {
   std::filesystem::permissions(bin + "/scontrol", std::filesystem::perms::owner_all);
   const RunResult r =
       run_shell("PATH=" + bin + ":$PATH " +
-                sim_command(8, 4, "validate --sizes 1M -n 5 --fleet-threshold 30 --drain",
+                sim_command(8, 4, "validate --sizes 1M -n 3 --fleet-threshold 30 --drain",
                             std::string(TEST_DATA_DIR) + "/faulty_4x2.json"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string drained = read_file(dir_ + "/drained");
