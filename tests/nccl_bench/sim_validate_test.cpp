@@ -4,7 +4,7 @@
 // are set low in the cluster files so that modeled transfer time, not CPU
 // contention on the test machine, dominates; the fleet threshold is widened to
 // 30% for the same reason (the injected faults are 4-6x).  Copies and pairs are
-// measured in 8 or 16 passes of -n ops each: -n 3 keeps a run to a few seconds.
+// measured in 8 or 16 passes of -n ops each: -n 2 or 3 keeps a run to seconds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,7 +29,7 @@ class SimValidate : public ::testing::Test {
                      int nodes = 4) {
     return run_shell(sim_command(
         ranks, nodes,
-        "validate --sizes 1M -n 3 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
+        "validate --sizes 1M -n 2 --fleet-threshold 30 --json " + dir_ + "/v.json " + args,
         std::string(TEST_DATA_DIR) + "/" + cluster));
   }
   nlohmann::json json() { return nlohmann::json::parse(read_file(dir_ + "/v.json")); }
@@ -112,7 +112,7 @@ TEST_F(SimValidate, HealthyClusterPasses) {
 // naming that GPU; what had nothing to compare with is said, never passed silently.
 TEST_F(SimValidate, OneNodeWithoutBaselineFailsASlowGpuByComparingItsGpus) {
   const RunResult r = run_shell(
-      sim_command(4, 1, "validate --sizes 1M -n 3 --fleet-threshold 30 --json " + dir_ + "/v.json",
+      sim_command(4, 1, "validate --sizes 1M -n 2 --fleet-threshold 30 --json " + dir_ + "/v.json",
                   std::string(TEST_DATA_DIR) + "/slow_gpu_1x4.json"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto j = json();
