@@ -29,7 +29,7 @@ Baseline Baseline::parse(const std::string& text, const std::string& source) {
   }
   auto fail = [&](const std::string& where, const std::string& what) -> UsageError {
     return UsageError("baseline " + source + ": " + where + ": " + what +
-                      " (see docs/nccl_bench.md, 'Baseline file')");
+                      " (see docs/nccl_bench.md, 'Floor table')");
   };
   if (!j.is_object()) throw fail("top level", "must be an object");
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -46,9 +46,9 @@ Baseline Baseline::parse(const std::string& text, const std::string& source) {
     for (auto t = m.value().begin(); t != m.value().end(); ++t) {
       const std::string where = "models." + m.key() + "." + t.key();
       if (t.key() != kTestIntra && t.key() != kTestInter && t.key() != kTestGlobal &&
-          t.key() != kTestCopy) {
-        throw fail(where, std::string("unknown test; use ") + kTestIntra + ", " + kTestInter +
-                              ", " + kTestGlobal + " or " + kTestCopy);
+          t.key() != kTestCopy && t.key() != kTestIntraPair) {
+        throw fail(where, std::string("unknown test; use ") + kTestIntra + ", " + kTestIntraPair +
+                              ", " + kTestInter + ", " + kTestGlobal + " or " + kTestCopy);
       }
       if (!t.value().is_object()) throw fail(where, "must map sizes (\"64M\") to GB/s");
       for (auto s = t.value().begin(); s != t.value().end(); ++s) {
@@ -62,6 +62,15 @@ Baseline Baseline::parse(const std::string& text, const std::string& source) {
     }
   }
   return b;
+}
+
+void Baseline::override_with(const Baseline& other) {
+  for (const auto& [model, tests] : other.floors_) {
+    for (const auto& [test, sizes] : tests) {
+      for (const auto& [size, gbps] : sizes) floors_[model][test][size] = gbps;
+    }
+  }
+  source_ = source_.empty() ? other.source_ : source_ + " + " + other.source_;
 }
 
 std::optional<double> Baseline::floor(const std::string& model, const std::string& test,

@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "core/world.h"
 #include "validate/baseline.h"
+#include "validate/default_floors.h"
 #include "validate/evaluate.h"
 #include "validate/nvml_health.h"
 #include "validate/plan.h"
@@ -34,6 +35,7 @@ struct ValidateOptions {
   std::string level = "quick";
   double threshold_pct = 10;
   bool drain = false;
+  bool no_default_floors = false;
   std::string json_file;
   std::vector<uint64_t> sizes;
   int iters = 10;
@@ -48,6 +50,8 @@ std::optional<ValidateOptions> parse_validate_options(int argc, char** argv) {
   app.add_option("--baseline", o.baseline,
                  "JSON file of minimum bus bandwidths per GPU model, test and size")
       ->type_name("FILE");
+  app.add_flag("--no-default-floors", o.no_default_floors,
+               "leave out the built-in floor table (only --baseline floors apply)");
   app.add_option("--level", o.level,
                  "quick: ring of node pairs; full: every node pair and a global all_reduce")
       ->type_name("LEVEL")
@@ -106,6 +110,9 @@ double now_seconds() {
 // passing hiccup elsewhere does not fail a healthy node while a slow one stays
 // slow in every block.  Returns seconds per op (every member calls it).
 constexpr int kRepeats = 3;
+// Passes over the node pairs and over each node's GPU pairs, and as many again to
+// confirm a slow one.
+constexpr int kPairPasses = 8;
 
 struct Timing {
   double sec = 0;     // per op, the best block
@@ -114,13 +121,13 @@ struct Timing {
 
 template <typename Issue>
 Timing time_on(Watchdog& wd, const CommStream& cs, const std::string& what, int warmup, int iters,
-               Issue&& issue) {
+               int repeats, Issue&& issue) {
   const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   for (int i = 0; i < warmup; ++i) issue();
   wd.wait(one, what, "warm-up");
   double best = 0, worst = 0;
-  for (int rep = 0; rep < kRepeats; ++rep) {
+  for (int rep = 0; rep < repeats; ++rep) {
     oob_barrier(wd, one, what);
     const double t0 = now_seconds();
     for (int i = 0; i < iters; ++i) issue();
@@ -146,17 +153,19 @@ Reading allreduce_busbw(Watchdog& wd, const CommStream& cs, const std::string& w
   int n = 1;
   RINGSIDE_NCCL_CHECK(ncclCommCount(cs.comm, &n));
   const size_t count = bytes / sizeof(float);
-  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, kRepeats, [&] {
     RINGSIDE_NCCL_WATCH(wd, one, what,
                         ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, cs.comm, cs.stream));
   });
   return {static_cast<double>(count * sizeof(float)) / 1e9 / t.sec * (2.0 * (n - 1) / n), t.spread};
 }
 
+// `repeats` timing blocks, the best counts.
 Reading sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& what, void* send,
-                       void* recv, uint64_t bytes, int peer, int warmup, int iters) {
+                       void* recv, uint64_t bytes, int peer, int warmup, int iters,
+                       int repeats = kRepeats) {
   const std::span<const CommStream> one(&cs, 1);
-  const Timing t = time_on(wd, cs, what, warmup, iters, [&] {
+  const Timing t = time_on(wd, cs, what, warmup, iters, repeats, [&] {
     RINGSIDE_NCCL_CHECK(ncclGroupStart());
     RINGSIDE_NCCL_CHECK(ncclSend(send, bytes, ncclUint8, peer, cs.comm, cs.stream));
     RINGSIDE_NCCL_CHECK(ncclRecv(recv, bytes, ncclUint8, peer, cs.comm, cs.stream));
@@ -168,7 +177,7 @@ Reading sendrecv_busbw(Watchdog& wd, const CommStream& cs, const std::string& wh
 // One GPU's device-to-device copy of `bytes`: warm-up, then kRepeats blocks of
 // `iters` copies, the best block.  GB/s is bytes over time (as nvbandwidth).
 double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, void* dst,
-                 const void* src, uint64_t bytes, int warmup, int iters) {
+                 const void* src, uint64_t bytes, int warmup, int iters, int repeats = kRepeats) {
   const std::span<const CommStream> one(&cs, 1);
   RINGSIDE_CUDA_CHECK(cudaSetDevice(cs.device));
   auto issue = [&] {
@@ -177,7 +186,7 @@ double copy_gbps(Watchdog& wd, const CommStream& cs, const std::string& what, vo
   for (int i = 0; i < warmup; ++i) issue();
   wd.wait(one, what, "warm-up");
   double best = 0;
-  for (int rep = 0; rep < kRepeats; ++rep) {
+  for (int rep = 0; rep < repeats; ++rep) {
     const double t0 = now_seconds();
     for (int i = 0; i < iters; ++i) issue();
     wd.wait(one, what, {}, true);
@@ -327,13 +336,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   const std::vector<Round> rounds =
       full ? all_pairs_rounds(static_cast<int>(nn)) : ring_rounds(static_cast<int>(nn));
 
-  // Measurement slots: [intra ns][global ns][round r: ns][device copy][intra spread ns]
-  // [round r spread: ns].
-  const size_t global_base = ns, rounds_base = 2 * ns;
-  const size_t copy_slot = rounds_base + rounds.size() * ns;
-  const size_t spread_base = copy_slot + 1;
-  const size_t rounds_spread_base = spread_base + ns;
-  std::vector<double> mine(rounds_spread_base + rounds.size() * ns, NAN);
+  // Measurement slots: [intra ns][global ns][intra spread ns].
+  const size_t global_base = ns;
+  const size_t spread_base = 2 * ns;
+  std::vector<double> mine(spread_base + ns, NAN);
   const uint64_t copy_size = copy_bytes(d.sizes);
   const uint64_t max_size = copy_size;  // >= every size
   void* send = nullptr;
@@ -347,15 +353,41 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
                                 " bytes on GPU " + std::to_string(wcs.device);
   // One GPU of each node at a time (GPUs of a node share the host's memory and
   // PCIe paths: measured alone, a slow one is not hidden by, nor blamed for, its
-  // neighbours' load); `mine_too` says whether this rank measures.
-  auto copy_round = [&](bool mine_too) {
-    double v = NAN;
-    for (int slot = 0; slot < gmax; ++slot) {
-      if (mine_too && slot == my_slot)
-        v = copy_gbps(wd, wcs, copy_what, recv, send, copy_size, o.warmup, o.iters);
-      oob_barrier(wd, std::span<const CommStream>(&wcs, 1), "per-GPU device copy");
+  // neighbours' load), in passes: a pass times one block of copies on every GPU,
+  // so a GPU is judged against the other GPUs of the same pass
+  // (validate/pair_passes.h).  This rank's readings, [pass]; `warmup` first runs
+  // the warm-up copies.
+  auto copy_passes = [&](int passes, bool warmup) {
+    std::vector<double> out(static_cast<size_t>(passes), NAN);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (int slot = 0; slot < gmax; ++slot) {
+        if (slot == my_slot)
+          out[static_cast<size_t>(pass)] =
+              copy_gbps(wd, wcs, copy_what, recv, send, copy_size,
+                        warmup && pass == 0 ? o.warmup : 0, o.iters, 1);
+        oob_barrier(wd, std::span<const CommStream>(&wcs, 1), "per-GPU device copy");
+      }
     }
-    return v;
+    return out;
+  };
+  d.copy.resize(nn);
+  d.copy_passes.resize(nn);
+  for (size_t n = 0; n < nn; ++n) {
+    d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
+    d.copy_passes[n].assign(static_cast<size_t>(d.gpus[n]), {});
+  }
+  auto add_copy_passes = [&](int passes, bool warmup, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, copy_passes(passes, warmup), what);
+    for (int r = 0; r < nranks; ++r) {
+      const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
+      const size_t g = static_cast<size_t>(rank_slot[static_cast<size_t>(r)]);
+      for (int pass = 0; pass < passes; ++pass) {
+        const double v =
+            all[static_cast<size_t>(r) * static_cast<size_t>(passes) + static_cast<size_t>(pass)];
+        d.copy_passes[n][g].push_back(v);
+        keep_higher(d.copy[n][g], v);
+      }
+    }
   };
 
   // 1. Intra-node all_reduce, every node at once; `out[s]` gets this rank's
@@ -382,7 +414,7 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   };
   intra_round(mine.data(), mine.data() + spread_base);
   // 1b. Each GPU's device-to-device copy.
-  mine[copy_slot] = copy_round(true);
+  add_copy_passes(kPairPasses, true, "gathering the device copies");
   // 2. Global all_reduce (full).
   if (full && nn > 1) {
     for (size_t s = 0; s < ns; ++s) {
@@ -392,54 +424,212 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
               .gbps;
     }
   }
-  // 3. Node pairs, one round at a time; within a pair, one 2-rank comm per rail
-  //    (local GPU index), all rails and pairs of a round concurrently.
-  //    Writes each round's readings at [round * ns + size].
-  auto pair_rounds = [&](double* busbw, double* spread) {
-    for (size_t r = 0; r < rounds.size(); ++r) {
-      auto rail_color = [&](int rank) {
-        const int node = rank_node[static_cast<size_t>(rank)];
-        const int slot = rank_slot[static_cast<size_t>(rank)];
-        for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
-          const NodePair& np = rounds[r].pairs[p];
-          if (np.first != node && np.second != node) continue;
-          const int rails = std::min(d.gpus[static_cast<size_t>(np.first)],
-                                     d.gpus[static_cast<size_t>(np.second)]);
-          if (slot < rails) return static_cast<int>(p) * gmax + slot;
-        }
-        return NCCL_SPLIT_NOCOLOR;
-      };
-      const int color = rail_color(me.rank);
-      std::vector<int> members;
-      std::string name;
-      if (color != NCCL_SPLIT_NOCOLOR) {
-        for (int rank = 0; rank < nranks; ++rank) {
-          if (rail_color(rank) == color) members.push_back(rank);
-        }
-        const NodePair& np = rounds[r].pairs[static_cast<size_t>(color / gmax)];
-        name = "the rail-" + std::to_string(my_slot) + " communicator " +
-               d.nodes[static_cast<size_t>(np.first)] + "<->" +
-               d.nodes[static_cast<size_t>(np.second)];
+  // 3. Node pairs, round by round; within a pair, one 2-rank communicator per rail
+  //    (local GPU index), all rails and pairs of a round concurrently.  The
+  //    communicators are made once; a pass visits every round and times one block of
+  //    sendrecv per rail and size, so a pair is judged against the pairs of the same
+  //    pass (validate/pair_passes.h).
+  std::vector<ncclComm_t> rail_comms(rounds.size(), nullptr);
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    auto rail_color = [&](int rank) {
+      const int node = rank_node[static_cast<size_t>(rank)];
+      const int slot = rank_slot[static_cast<size_t>(rank)];
+      for (size_t p = 0; p < rounds[r].pairs.size(); ++p) {
+        const NodePair& np = rounds[r].pairs[p];
+        if (np.first != node && np.second != node) continue;
+        const int rails =
+            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+        if (slot < rails) return static_cast<int>(p) * gmax + slot;
       }
-      ncclComm_t rail = split(wd, wcs, me.rank, color, name, members);
-      if (rail != nullptr) {
+      return NCCL_SPLIT_NOCOLOR;
+    };
+    const int color = rail_color(me.rank);
+    std::vector<int> members;
+    std::string name;
+    if (color != NCCL_SPLIT_NOCOLOR) {
+      for (int rank = 0; rank < nranks; ++rank) {
+        if (rail_color(rank) == color) members.push_back(rank);
+      }
+      const NodePair& np = rounds[r].pairs[static_cast<size_t>(color / gmax)];
+      name = "the rail-" + std::to_string(my_slot) + " communicator " +
+             d.nodes[static_cast<size_t>(np.first)] + "<->" +
+             d.nodes[static_cast<size_t>(np.second)];
+    }
+    rail_comms[r] = split(wd, wcs, me.rank, color, name, members);
+  }
+  auto rail_what = [&](size_t r, size_t s) {
+    return "inter-node sendrecv of " + std::to_string(d.sizes[s]) + " bytes (round " +
+           std::to_string(r + 1) + ")";
+  };
+  // This rank's readings of `passes` passes, [pass][round][size] (NaN where it sits
+  // out a round); `warmup` first runs the warm-up iterations on every communicator.
+  auto rail_passes = [&](int passes, bool warmup) {
+    std::vector<double> out(static_cast<size_t>(passes) * rounds.size() * ns, NAN);
+    for (int pass = -(warmup ? 1 : 0); pass < passes; ++pass) {
+      for (size_t r = 0; r < rounds.size(); ++r) {
+        if (rail_comms[r] == nullptr) continue;
+        const CommStream rcs{rail_comms[r], wcs.stream, wcs.device};
         int my_comm_rank = 0;
-        RINGSIDE_NCCL_CHECK(ncclCommUserRank(rail, &my_comm_rank));
-        const CommStream rcs{rail, wcs.stream, wcs.device};
+        RINGSIDE_NCCL_CHECK(ncclCommUserRank(rail_comms[r], &my_comm_rank));
         for (size_t s = 0; s < ns; ++s) {
-          const Reading rd =
-              sendrecv_busbw(wd, rcs,
-                             "inter-node sendrecv of " + std::to_string(d.sizes[s]) +
-                                 " bytes (round " + std::to_string(r + 1) + ")",
-                             send, recv, d.sizes[s], 1 - my_comm_rank, o.warmup, o.iters);
-          busbw[r * ns + s] = rd.gbps;
-          spread[r * ns + s] = rd.spread;
+          if (pass < 0) {
+            sendrecv_busbw(wd, rcs, rail_what(r, s), send, recv, d.sizes[s], 1 - my_comm_rank,
+                           o.warmup, 1, 1);
+            continue;
+          }
+          out[(static_cast<size_t>(pass) * rounds.size() + r) * ns + s] =
+              sendrecv_busbw(wd, rcs, rail_what(r, s), send, recv, d.sizes[s], 1 - my_comm_rank, 0,
+                             o.iters, 1)
+                  .gbps;
         }
-        wd.release(rail);
+      }
+    }
+    return out;
+  };
+  // Every rank's readings of `passes` passes into d.pairs.  A rail's reading is its
+  // slower end's; a pair's, its best rail's.
+  d.pairs.clear();
+  for (const Round& round : rounds) {
+    for (const NodePair& np : round.pairs) {
+      PairResult pr;
+      pr.nodes = np;
+      const int rails =
+          std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
+      pr.busbw.assign(ns, NAN);
+      pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
+      d.pairs.push_back(std::move(pr));
+    }
+  }
+  auto add_rail_passes = [&](int passes, bool warmup, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, rail_passes(passes, warmup), what);
+    const size_t per_rank = static_cast<size_t>(passes) * rounds.size() * ns;
+    for (int pass = 0; pass < passes; ++pass) {
+      size_t p = 0;
+      for (size_t r = 0; r < rounds.size(); ++r) {
+        for (const NodePair& np : rounds[r].pairs) {
+          PairResult& pr = d.pairs[p++];
+          const size_t rails = pr.rails.empty() ? 0 : pr.rails[0].size();
+          std::vector<std::vector<double>> now(ns, std::vector<double>(rails, NAN));
+          for (int rank = 0; rank < nranks; ++rank) {
+            const int n = rank_node[static_cast<size_t>(rank)];
+            const size_t slot = static_cast<size_t>(rank_slot[static_cast<size_t>(rank)]);
+            if ((n != np.first && n != np.second) || slot >= rails) continue;
+            for (size_t s = 0; s < ns; ++s) {
+              keep_lower(now[s][slot],
+                         all[static_cast<size_t>(rank) * per_rank +
+                             (static_cast<size_t>(pass) * rounds.size() + r) * ns + s]);
+            }
+          }
+          std::vector<double> best_rail(ns, NAN);
+          for (size_t s = 0; s < ns; ++s) {
+            for (size_t k = 0; k < rails; ++k) {
+              keep_higher(best_rail[s], now[s][k]);
+              keep_higher(pr.rails[s][k], now[s][k]);
+            }
+            keep_higher(pr.busbw[s], best_rail[s]);
+          }
+          pr.passes.push_back(std::move(best_rail));
+        }
       }
     }
   };
-  pair_rounds(&mine[rounds_base], &mine[rounds_spread_base]);
+  add_rail_passes(kPairPasses, true, "gathering the node pair readings");
+  // 3b. GPU pairs inside each node: one 2-rank communicator per pair of GPU slots,
+  //     made once, round-robin (each GPU in one pair per round), all nodes at once.
+  //     A pass visits every round once and times one block of sendrecv per pair; a
+  //     pair is judged against the pairs of the same pass (validate/pair_passes.h).
+  const std::vector<Round> gpu_rounds = all_pairs_rounds(gmax);
+  d.gpu_pair_size = *std::max_element(d.sizes.begin(), d.sizes.end());
+  std::vector<ncclComm_t> gpu_pair_comms(gpu_rounds.size(), nullptr);
+  const int my_gpus = d.gpus[static_cast<size_t>(my_node)];
+  for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+    int partner = -1;
+    for (const NodePair& gp : gpu_rounds[r].pairs) {
+      if (gp.first == my_slot) partner = gp.second;
+      if (gp.second == my_slot) partner = gp.first;
+    }
+    const bool in = partner >= 0 && partner < my_gpus;
+    const int color = in ? my_node * gmax + std::min(my_slot, partner) : NCCL_SPLIT_NOCOLOR;
+    std::vector<int> members;
+    std::string name;
+    if (in) {
+      for (int rank = 0; rank < nranks; ++rank) {
+        const int slot = rank_slot[static_cast<size_t>(rank)];
+        if (rank_node[static_cast<size_t>(rank)] == my_node && (slot == my_slot || slot == partner))
+          members.push_back(rank);
+      }
+      name = "the GPU-pair communicator " + d.nodes[static_cast<size_t>(my_node)] + " GPU " +
+             std::to_string(std::min(my_slot, partner)) + "<->GPU " +
+             std::to_string(std::max(my_slot, partner));
+    }
+    gpu_pair_comms[r] = split(wd, wcs, me.rank, color, name, members);
+  }
+  auto gpu_pair_what = [&](size_t r) {
+    return "intra-node sendrecv of " + std::to_string(d.gpu_pair_size) + " bytes (GPU pair round " +
+           std::to_string(r + 1) + ")";
+  };
+  // Warm-up once per communicator, then `passes` passes; this rank's readings,
+  // [pass][round] (NaN where it sits out a round).
+  for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+    if (gpu_pair_comms[r] == nullptr) continue;
+    const CommStream pcs{gpu_pair_comms[r], wcs.stream, wcs.device};
+    int my_comm_rank = 0;
+    RINGSIDE_NCCL_CHECK(ncclCommUserRank(gpu_pair_comms[r], &my_comm_rank));
+    sendrecv_busbw(wd, pcs, gpu_pair_what(r), send, recv, d.gpu_pair_size, 1 - my_comm_rank,
+                   o.warmup, 1, 1);
+  }
+  auto gpu_pair_passes = [&](int passes) {
+    std::vector<double> out(static_cast<size_t>(passes) * gpu_rounds.size(), NAN);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+        if (gpu_pair_comms[r] == nullptr) continue;
+        const CommStream pcs{gpu_pair_comms[r], wcs.stream, wcs.device};
+        int my_comm_rank = 0;
+        RINGSIDE_NCCL_CHECK(ncclCommUserRank(gpu_pair_comms[r], &my_comm_rank));
+        out[static_cast<size_t>(pass) * gpu_rounds.size() + r] =
+            sendrecv_busbw(wd, pcs, gpu_pair_what(r), send, recv, d.gpu_pair_size, 1 - my_comm_rank,
+                           0, o.iters, 1)
+                .gbps;
+      }
+    }
+    return out;
+  };
+  // Every rank's readings of `passes` passes into d.gpu_pairs, pass after pass.  A
+  // pair's reading is its slower end's.
+  std::vector<std::vector<int>> rank_at(nn);  // [node][slot] -> rank
+  for (int rank = 0; rank < nranks; ++rank)
+    rank_at[static_cast<size_t>(rank_node[static_cast<size_t>(rank)])].push_back(rank);
+  d.gpu_pairs.assign(nn, {});
+  for (size_t n = 0; n < nn; ++n) {
+    for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+      for (const NodePair& gp : gpu_rounds[r].pairs) {
+        if (gp.second < d.gpus[n]) d.gpu_pairs[n].pairs.push_back(gp);
+      }
+    }
+  }
+  auto add_gpu_pair_passes = [&](int passes, const char* what) {
+    const std::vector<double> all = gather_doubles(wd, world, gpu_pair_passes(passes), what);
+    const size_t per_rank = static_cast<size_t>(passes) * gpu_rounds.size();
+    for (size_t n = 0; n < nn; ++n) {
+      for (int pass = 0; pass < passes; ++pass) {
+        std::vector<double> row;
+        for (size_t r = 0; r < gpu_rounds.size(); ++r) {
+          for (const NodePair& gp : gpu_rounds[r].pairs) {
+            if (gp.second >= d.gpus[n]) continue;
+            double v = NAN;
+            for (int slot : {gp.first, gp.second}) {
+              const int rank = rank_at[n][static_cast<size_t>(slot)];
+              keep_lower(v, all[static_cast<size_t>(rank) * per_rank +
+                                static_cast<size_t>(pass) * gpu_rounds.size() + r]);
+            }
+            row.push_back(v);
+          }
+        }
+        d.gpu_pairs[n].passes.push_back(std::move(row));
+      }
+    }
+  };
+  add_gpu_pair_passes(kPairPasses, "gathering the GPU pair readings");
   // 4. NVML health after the load, so links and clocks are in their working state.
   const GpuHealth health =
       health_session.finish("GPU " + std::to_string(wcs.device) + " (" + my_info.bus_id + ")");
@@ -455,13 +645,10 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
 
   d.intra.assign(nn, std::vector<double>(ns, NAN));
   d.intra_spread.assign(nn, std::vector<double>(ns, NAN));
-  d.copy.resize(nn);
-  for (size_t n = 0; n < nn; ++n) d.copy[n].assign(static_cast<size_t>(d.gpus[n]), NAN);
   d.health_fail.assign(nn, {});
   d.health_warn.assign(nn, {});
   for (int r = 0; r < nranks; ++r) {
     const size_t n = static_cast<size_t>(rank_node[static_cast<size_t>(r)]);
-    d.copy[n][static_cast<size_t>(rank_slot[static_cast<size_t>(r)])] = meas(r, copy_slot);
     // A node's reading is its slowest member's, its spread the widest.
     for (size_t s = 0; s < ns; ++s) {
       keep_lower(d.intra[n][s], meas(r, s));
@@ -475,40 +662,6 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
     d.global.assign(ns, NAN);
     for (size_t s = 0; s < ns; ++s) d.global[s] = meas(0, global_base + s);
   }
-  // Each node pair's result from one pass of pair_rounds, as gathered from every rank:
-  // reading(rank, i) and spread(rank, i) give rank's value i (round r, size s:
-  // i = r * ns + s).  A rail's reading is its slower end's; a pair's, its best rail's.
-  auto pair_results = [&](auto reading, auto spread) {
-    std::vector<PairResult> out;
-    for (size_t r = 0; r < rounds.size(); ++r) {
-      for (const NodePair& np : rounds[r].pairs) {
-        PairResult pr;
-        pr.nodes = np;
-        const int rails =
-            std::min(d.gpus[static_cast<size_t>(np.first)], d.gpus[static_cast<size_t>(np.second)]);
-        pr.busbw.assign(ns, NAN);
-        pr.spread.assign(ns, NAN);
-        pr.rails.assign(ns, std::vector<double>(static_cast<size_t>(rails), NAN));
-        for (int rank = 0; rank < nranks; ++rank) {
-          const int n = rank_node[static_cast<size_t>(rank)];
-          const int slot = rank_slot[static_cast<size_t>(rank)];
-          if ((n != np.first && n != np.second) || slot >= rails) continue;
-          for (size_t s = 0; s < ns; ++s) {
-            keep_lower(pr.rails[s][static_cast<size_t>(slot)], reading(rank, r * ns + s));
-            keep_higher(pr.spread[s], spread(rank, r * ns + s));
-          }
-        }
-        for (size_t s = 0; s < ns; ++s) {
-          for (double v : pr.rails[s]) keep_higher(pr.busbw[s], v);
-        }
-        out.push_back(std::move(pr));
-      }
-    }
-    return out;
-  };
-  d.pairs = pair_results([&](int rank, size_t i) { return meas(rank, rounds_base + i); },
-                         [&](int rank, size_t i) { return meas(rank, rounds_spread_base + i); });
-
   // 6. When a node's all_reduce looks slow, every node measures again (the
   //    comparison is relative) and each node's faster reading counts.
   if (!slow_intra(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
@@ -527,46 +680,24 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
       for (size_t s = 0; s < ns; ++s) keep_higher(d.intra[n][s], fresh[n][s]);
     }
   }
-  // 7. When a node pair looks slow, every pair measures again (the comparison is
-  //    relative, and a busy host slows one round now and then) and each pair's
-  //    faster reading counts.  Every rank computes the same list.
-  if (!slow_pairs(d, baseline ? &*baseline : nullptr, o.threshold_pct).empty()) {
-    std::vector<double> again(2 * rounds.size() * ns, NAN);
-    pair_rounds(again.data(), again.data() + rounds.size() * ns);
-    const std::vector<double> all_again =
-        gather_doubles(wd, world, again, "gathering the node pairs measured again");
-    const size_t per_rank = again.size(), spread_at = rounds.size() * ns;
-    const std::vector<PairResult> fresh = pair_results(
-        [&](int rank, size_t i) { return all_again[static_cast<size_t>(rank) * per_rank + i]; },
-        [&](int rank, size_t i) {
-          return all_again[static_cast<size_t>(rank) * per_rank + spread_at + i];
-        });
-    for (size_t p = 0; p < d.pairs.size(); ++p) {
-      PairResult& pr = d.pairs[p];
-      for (size_t s = 0; s < ns; ++s) {
-        const double bw = fresh[p].busbw[s];
-        if (!std::isnan(bw) && (std::isnan(pr.busbw[s]) || bw > pr.busbw[s])) {
-          pr.busbw[s] = bw;
-          pr.rails[s] = fresh[p].rails[s];
-        }
-      }
-    }
+  // 7. When a node pair looks slow, every pair measures as many passes again, and
+  //    the verdict counts them all.  Every rank reaches the same decision.
+  if (node_pairs_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_rail_passes(kPairPasses, false, "gathering the node pair readings measured again");
+  for (ncclComm_t c : rail_comms) {
+    if (c != nullptr) wd.release(c);
   }
-  // 8. A GPU whose copy looks slow is measured again (alone, as before); the
-  //    faster reading counts, so a passing hiccup does not fail a node and a
-  //    slow GPU, slow every time, still does.  Every rank computes the same list.
-  const auto suspects = slow_copies(d, baseline ? &*baseline : nullptr, o.threshold_pct);
-  if (!suspects.empty()) {
-    const bool me_suspect = std::find(suspects.begin(), suspects.end(),
-                                      std::make_pair(my_node, my_slot)) != suspects.end();
-    const std::vector<double> all_again = gather_doubles(
-        wd, world, {copy_round(me_suspect)}, "gathering the device copies measured again");
-    for (int r = 0; r < nranks; ++r) {
-      keep_higher(d.copy[static_cast<size_t>(rank_node[static_cast<size_t>(r)])]
-                        [static_cast<size_t>(rank_slot[static_cast<size_t>(r)])],
-                  all_again[static_cast<size_t>(r)]);
-    }
+  // 7b. When a GPU pair looks slow, every node measures as many passes again, and
+  //     the verdict counts them all.
+  if (gpu_pairs_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_gpu_pair_passes(kPairPasses, "gathering the GPU pair readings measured again");
+  for (ncclComm_t c : gpu_pair_comms) {
+    if (c != nullptr) wd.release(c);
   }
+  // 8. When a GPU's copy looks slow, every GPU copies as many passes again, and
+  //    the verdict counts them all.
+  if (copies_suspect(d, baseline ? &*baseline : nullptr, o.threshold_pct))
+    add_copy_passes(kPairPasses, false, "gathering the device copies measured again");
   RINGSIDE_CUDA_CHECK(cudaFree(send));
   RINGSIDE_CUDA_CHECK(cudaFree(recv));
 
@@ -575,9 +706,11 @@ int validate_world(World& world, const ValidateOptions& o, const std::optional<B
   info.level = o.level;
   info.threshold_pct = o.threshold_pct;
   info.baseline = o.baseline;
+  info.floors = baseline ? baseline->source() : "";
   info.nranks = nranks;
   info.seconds = now_seconds() - t_start;
   info.rounds = static_cast<int>(rounds.size());
+  info.gpu_pair_size = d.gpu_pair_size;
   int code = verdict.pass ? 0 : 1;
   if (world.is_root_process()) {
     std::fputs(render_tables(d, verdict, info).c_str(), stdout);
@@ -619,6 +752,7 @@ int report_abort(World& world, const ValidateOptions& o, const CommFailure& f, d
     info.baseline = o.baseline;
     info.nranks = world.nranks();
     info.seconds = now_seconds() - t_start;
+    info.gpu_pair_size = *std::max_element(o.sizes.begin(), o.sizes.end());
     std::ofstream out(o.json_file, std::ios::trunc);
     out << render_abort_json(info, o.sizes, a);
     if (!out) throw RuntimeError("cannot write --json file '" + o.json_file + "'");
@@ -632,8 +766,16 @@ int run_validate(int argc, char** argv) {
   auto opt = parse_validate_options(argc, argv);
   if (!opt) return 0;
   const ValidateOptions& o = *opt;
+  // The floors: the built-in table, overridden entry by entry by --baseline.
   std::optional<Baseline> baseline;
-  if (!o.baseline.empty()) baseline = Baseline::load(o.baseline);
+  if (!o.no_default_floors) baseline = default_floors();
+  if (!o.baseline.empty()) {
+    const Baseline file = Baseline::load(o.baseline);
+    if (baseline)
+      baseline->override_with(file);
+    else
+      baseline = file;
+  }
 
   World world(o.world, &argc, &argv);
   const double t_start = now_seconds();

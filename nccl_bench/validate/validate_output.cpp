@@ -43,11 +43,11 @@ std::string render_tables(const ValidateData& d, const Verdict& v, const Validat
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line,
-                "# nccl_bench validate: %s, %s, level %s, fleet threshold %.0f%%, baseline %s, "
+                "# nccl_bench validate: %s, %s, level %s, fleet threshold %.0f%%, floors %s, "
                 "%s, %.1f s\n#\n",
                 count_text(static_cast<int64_t>(d.nodes.size()), "node").c_str(),
                 count_text(info.nranks, "rank").c_str(), info.level.c_str(), info.threshold_pct,
-                info.baseline.empty() ? "none" : info.baseline.c_str(),
+                info.floors.empty() ? "none" : info.floors.c_str(),
                 count_text(info.rounds, "inter-node round").c_str(), info.seconds);
   out += line;
   size_t wnode = 4, wmodel = 5;
@@ -99,7 +99,8 @@ std::string render_tables(const ValidateData& d, const Verdict& v, const Validat
   }
   out += "#   (copy min: the node's slowest GPU, device-to-device copy GB/s at " +
          format_size(copy_bytes(d.sizes)) +
-         "; \"not compared\": a check with no baseline floor and no peer to compare with)\n";
+         "; \"not compared\": a check that could not be made: no floor and no peer to compare "
+         "with)\n";
   for (const std::string& r : v.fleet_reasons) out += "# fleet FAIL: " + r + "\n";
   int bad_nodes = 0, bad_links = 0;
   for (const NodeVerdict& n : v.nodes) bad_nodes += n.pass ? 0 : 1;
@@ -149,10 +150,12 @@ nlohmann::json run_fields(const ValidateRunInfo& info, const std::vector<uint64_
   j["level"] = info.level;
   j["fleet_threshold_pct"] = info.threshold_pct;
   j["baseline"] = info.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.baseline);
+  j["floors"] = info.floors.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.floors);
   j["ranks"] = info.nranks;
   j["seconds"] = info.seconds;
   j["rounds"] = info.rounds;
   j["sizes"] = sizes;
+  j["gpu_pair_size"] = info.gpu_pair_size;
   return j;
 }
 }  // namespace
@@ -169,12 +172,37 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
       for (double x : d.intra_spread[n]) spread.push_back(jnum(x));
     if (n < d.copy.size())
       for (double x : d.copy[n]) copy.push_back(jnum(x));
+    nlohmann::json copy_passes = nlohmann::json::array();
+    if (n < d.copy_passes.size()) {
+      for (const auto& gpu : d.copy_passes[n]) {
+        nlohmann::json row = nlohmann::json::array();
+        for (double x : gpu) row.push_back(jnum(x));
+        copy_passes.push_back(row);
+      }
+    }
+    nlohmann::json gpu_pairs = nlohmann::json::array();
+    if (n < d.gpu_pairs.size()) {
+      const PairPasses& g = d.gpu_pairs[n];
+      const PassJudgement jg = judge_passes(g, std::nullopt, info.threshold_pct);
+      for (size_t p = 0; p < g.pairs.size(); ++p) {
+        nlohmann::json passes = nlohmann::json::array();
+        for (const auto& pass : g.passes) passes.push_back(jnum(p < pass.size() ? pass[p] : NAN));
+        gpu_pairs.push_back({{"gpus", {g.pairs[p].first, g.pairs[p].second}},
+                             {"sendrecv_gbps", passes},
+                             {"best_gbps", jnum(jg.best[p])},
+                             {"others_median_gbps", jnum(jg.typical[p])},
+                             {"passes_below", jg.below[p]},
+                             {"passes_compared", jg.measured[p]}});
+      }
+    }
     nodes.push_back({{"node", d.nodes[n]},
                      {"gpus", d.gpus[n]},
                      {"model", d.models[n]},
                      {"intra_node_all_reduce_busbw", intra},
                      {"intra_node_all_reduce_spread", spread},
                      {"device_copy_gbps", copy},
+                     {"device_copy_passes", copy_passes},
+                     {"gpu_pairs", gpu_pairs},
                      {"status", v.nodes[n].pass ? "PASS" : "FAIL"},
                      {"reasons", v.nodes[n].reasons},
                      {"warnings", v.nodes[n].warnings},
@@ -185,8 +213,12 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
   for (size_t p = 0; p < d.pairs.size(); ++p) {
     nlohmann::json bw = nlohmann::json::array(), rails = nlohmann::json::array();
     for (double x : d.pairs[p].busbw) bw.push_back(jnum(x));
-    nlohmann::json spread = nlohmann::json::array();
-    for (double x : d.pairs[p].spread) spread.push_back(jnum(x));
+    nlohmann::json passes = nlohmann::json::array();
+    for (const auto& pass : d.pairs[p].passes) {
+      nlohmann::json row = nlohmann::json::array();
+      for (double x : pass) row.push_back(jnum(x));
+      passes.push_back(row);
+    }
     for (const auto& per_size : d.pairs[p].rails) {
       nlohmann::json r = nlohmann::json::array();
       for (double x : per_size) r.push_back(jnum(x));
@@ -196,7 +228,7 @@ std::string render_json(const ValidateData& d, const Verdict& v, const ValidateR
                       {d.nodes[static_cast<size_t>(d.pairs[p].nodes.first)],
                        d.nodes[static_cast<size_t>(d.pairs[p].nodes.second)]}},
                      {"sendrecv_busbw", bw},
-                     {"sendrecv_spread", spread},
+                     {"sendrecv_passes", passes},
                      {"rails_busbw", rails},
                      {"status", link_status_name(v.links[p].status)},
                      {"reasons", v.links[p].reasons}});

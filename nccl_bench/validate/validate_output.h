@@ -14,9 +14,11 @@ struct ValidateRunInfo {
   std::string level;
   double threshold_pct = 10;
   std::string baseline;  // path or ""
+  std::string floors;    // where the floors come from ("built-in floor table + FILE"), or ""
   int nranks = 0;
-  double seconds = 0;  // wall time of the tests
-  int rounds = 0;      // inter-node rounds
+  double seconds = 0;          // wall time of the tests
+  int rounds = 0;              // inter-node rounds
+  uint64_t gpu_pair_size = 0;  // bytes of each GPU pair sendrecv
 };
 
 std::string render_tables(const ValidateData& d, const Verdict& v, const ValidateRunInfo& info);
