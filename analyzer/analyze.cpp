@@ -5,6 +5,7 @@
 
 #include "clock/clock_align.h"
 #include "diff/run_profile.h"
+#include "load/window_rows.h"
 #include "match/comm_roles.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
@@ -17,19 +18,28 @@
 namespace ringside::analysis {
 namespace {
 
-// Runs `fn(rank, reader)` over every rank file in turn, one open at a time
-// (or kept open in `readers`).
+// Runs `fn(rank, rows)` over every rank file in turn with the rank's op rows from
+// its first_row on: held in `cache` (read when the set was loaded), else read for
+// this pass alone, one file at a time (or kept open in `readers`).
 template <typename Fn>
-void for_each_rank_file(TraceSet& set, trace::TraceReaderCache* readers, Progress& progress,
-                        const std::string& phase, Fn fn) {
+void for_each_rank_rows(TraceSet& set, WindowRowCache* cache, const AnalyzeOptions& options,
+                        Progress& progress, const std::string& phase, Fn fn) {
   size_t total = 0, done = 0;
   for (const auto& ri : set.ranks) total += ri.has_file;
+  trace::TraceReaderCache* readers = options.reader_cache;
   for (auto& ri : set.ranks) {
     if (!ri.has_file) continue;
     progress.update(phase, ++done, total);
-    auto reader = trace::open_trace(ri.path, readers);
-    Status s = reader.ok() ? fn(ri, *reader.value()) : reader.status();
-    if (!s.ok() && readers != nullptr) readers->forget(ri.path);
+    Status s;
+    if (cache != nullptr) {
+      s = fn(ri, cache->rows(ri.path));
+    } else {
+      auto reader = trace::open_trace(ri.path, readers);
+      auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row, options.batch)
+                              : Result<std::vector<trace::OpRecord>>(reader.status());
+      s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value())) : rows.status();
+      if (!rows.ok() && readers != nullptr) readers->forget(ri.path);
+    }
     if (!s.ok() && ri.read_error.empty()) {
       ri.read_error = s.message();
       set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
@@ -50,6 +60,10 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   load.window_cache = options.window_cache;
   load.dir_cache = options.dir_cache;
   load.reader_cache = options.reader_cache;
+  // Without a window the rows are the whole job: never held.
+  WindowRowCache* row_cache = options.window_ops > 0 ? options.row_cache : nullptr;
+  load.row_cache = row_cache;
+  load.tables_cache = options.tables_cache;
   auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
@@ -67,10 +81,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // rests on half a rank (its missing ops would look like a hang).
   exclude_unreadable_ranks(set);
   GroupTable table(set);
-  for_each_rank_file(set, options.reader_cache, progress, "matching ops",
-                     [&](const RankInfo& ri, const trace::TraceReader& r) {
-                       return table.add_rank(ri, r, options.batch);
-                     });
+  using Rows = std::span<const trace::OpRecord>;
+  for_each_rank_rows(set, row_cache, options, progress, "matching ops",
+                     [&](const RankInfo& ri, Rows rows) { return table.add_rank(ri, rows); });
   // Ranks whose ops could not all be read added nothing to the table: they are
   // missing from here on (one pass over the files, whatever is damaged).
   exclude_unreadable_ranks(set);
@@ -81,16 +94,12 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // stream of their own) are measured again once that is known.
   if (table.any_alongside()) {
     table.reset_gaps();
-    for_each_rank_file(set, options.reader_cache, progress, "attributing compute",
-                       [&](const RankInfo& ri, const trace::TraceReader& r) {
-                         return table.add_gaps(ri, r, options.batch);
-                       });
+    for_each_rank_rows(set, row_cache, options, progress, "attributing compute",
+                       [&](const RankInfo& ri, Rows rows) { return table.add_gaps(ri, rows); });
   }
   RankStatsPass stats(table, options.thresholds.late_margin);
-  for_each_rank_file(set, options.reader_cache, progress, "measuring lateness",
-                     [&](const RankInfo& ri, const trace::TraceReader& r) {
-                       return stats.add_rank(ri, r, options.batch);
-                     });
+  for_each_rank_rows(set, row_cache, options, progress, "measuring lateness",
+                     [&](const RankInfo& ri, Rows rows) { return stats.add_rank(ri, rows); });
   // Data that became unreadable between the passes (a file still being written,
   // or changed under us): say so; its rank's lateness is partial.
   for (const auto& ri : set.ranks) {

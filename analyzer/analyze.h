@@ -13,6 +13,8 @@
 #include <string>
 
 #include "detect/context.h"
+#include "load/rank_tables.h"
+#include "load/window_rows.h"
 #include "report/report.h"
 
 namespace ringside::analysis {
@@ -36,6 +38,13 @@ struct AnalyzeOptions {
   bool views = true;
   // Likewise: trace files kept open between calls (trace_reader_cache.h).
   trace::TraceReaderCache* reader_cache = nullptr;
+  // Likewise, with a window: each rank's window rows held between calls, so a call
+  // reads only the rows appended since the last one, and its passes read them
+  // from memory (load/window_rows.h).  Ignored without a window.
+  WindowRowCache* row_cache = nullptr;
+  // Likewise: each rank file's /stats, /pending, /gpu_samples and /progress, of which
+  // a call reads only the rows appended since the last one (load/rank_tables.h).
+  RankTablesCache* tables_cache = nullptr;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.

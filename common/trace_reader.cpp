@@ -91,11 +91,14 @@ Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
   return {};
 }
 
+// Rows [first, end) of a table; none if it holds no more than `first`.
 template <typename Record>
-Result<std::vector<Record>> read_all(const OpenDataset& ds, const std::string& path) {
+Result<std::vector<Record>> read_all(const OpenDataset& ds, const std::string& path,
+                                     uint64_t first = 0) {
   h5::QuietErrors quiet;
-  std::vector<Record> rows(extent(ds));
-  if (Status s = read_rows(ds, 0, rows.size(), rows.data(), path); !s.ok()) return s;
+  const uint64_t end = extent(ds);
+  std::vector<Record> rows(end > first ? end - first : 0);
+  if (Status s = read_rows(ds, first, rows.size(), rows.data(), path); !s.ok()) return s;
   return rows;
 }
 
@@ -106,7 +109,8 @@ struct TraceReader::Impl {
   TraceMeta meta;
   h5::Handle file;
   OpenDataset ops, pending, samples, events, comms, stats;
-  OpenDataset links;  // optional: files written before it existed have none
+  OpenDataset links;     // optional: files written before it existed have none
+  OpenDataset progress;  // likewise
   // Op count seen at the last refresh: windowed reads inside it need no
   // refresh (a refresh drops HDF5's chunk cache).
   mutable uint64_t known_ops = 0;
@@ -160,9 +164,11 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
   for (auto& [ds, name] : sets) {
     if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
   }
-  if (H5Lexists(impl->file.get(), kLinksDataset, H5P_DEFAULT) > 0) {
-    if (Status s = open_dataset(impl->file.get(), kLinksDataset, path, impl->links); !s.ok())
-      return s;
+  std::pair<OpenDataset*, const char*> optional_sets[] = {{&impl->links, kLinksDataset},
+                                                          {&impl->progress, kProgressDataset}};
+  for (auto& [ds, name] : optional_sets) {
+    if (H5Lexists(impl->file.get(), name, H5P_DEFAULT) <= 0) continue;
+    if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
   }
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
 }
@@ -207,8 +213,8 @@ Status TraceReader::for_each_op_batch(size_t batch,
   return {};
 }
 
-Result<std::vector<SampleRecord>> TraceReader::samples() const {
-  return read_all<SampleRecord>(impl_->samples, impl_->path);
+Result<std::vector<SampleRecord>> TraceReader::samples(uint64_t first) const {
+  return read_all<SampleRecord>(impl_->samples, impl_->path, first);
 }
 Result<std::vector<EventRecord>> TraceReader::events() const {
   auto rows = read_all<EventRecord>(impl_->events, impl_->path);
@@ -230,8 +236,17 @@ Result<std::vector<LinkRecord>> TraceReader::links() const {
   if (!impl_->links.dataset.valid()) return std::vector<LinkRecord>{};
   return read_all<LinkRecord>(impl_->links, impl_->path);
 }
-Result<std::vector<StatsRecord>> TraceReader::stats() const {
-  return read_all<StatsRecord>(impl_->stats, impl_->path);
+Result<std::vector<StatsRecord>> TraceReader::stats(uint64_t first) const {
+  return read_all<StatsRecord>(impl_->stats, impl_->path, first);
+}
+
+Result<std::vector<ProgressRecord>> TraceReader::progress(uint64_t first) const {
+  if (!impl_->progress.dataset.valid()) return std::vector<ProgressRecord>{};
+  return read_all<ProgressRecord>(impl_->progress, impl_->path, first);
+}
+
+bool TraceReader::has_progress() const {
+  return impl_->progress.dataset.valid();
 }
 
 Result<std::vector<OpRecord>> TraceReader::last_pending() const {
@@ -242,17 +257,24 @@ Result<std::vector<OpRecord>> TraceReader::last_pending() const {
   // value, flush_index 0): they are skipped, not trusted.
   auto st = stats();
   if (!st.ok()) return st.status();
-  std::vector<OpRecord> out;
   const auto& rows = st.value();
   auto last = std::find_if(rows.rbegin(), rows.rend(),
                            [](const StatsRecord& r) { return r.flush_index != 0; });
-  if (last == rows.rend() || last->pending_ops == 0) return out;
-  const uint64_t want = last->flush_index;
+  if (last == rows.rend()) return std::vector<OpRecord>{};
+  return pending_of(*last);
+}
+
+Result<std::vector<OpRecord>> TraceReader::pending_of(const StatsRecord& last,
+                                                      int superseded_tries) const {
+  h5::QuietErrors quiet;
+  std::vector<OpRecord> out;
+  if (last.flush_index == 0 || last.pending_ops == 0) return out;
+  const uint64_t want = last.flush_index;
   std::vector<PendingRecord> buf;
-  if (last->pending_start != 0) {
+  if (last.pending_start != 0) {
     // The stats row says where its snapshot is (the writer reuses /pending's rows).
-    const uint64_t first = last->pending_start - 1;
-    const uint64_t n = last->pending_ops;
+    const uint64_t first = last.pending_start - 1;
+    const uint64_t n = last.pending_ops;
     if (n > extent(impl_->pending) || first > extent(impl_->pending) - n) {
       return Status::error(impl_->path + ": flush " + std::to_string(want) + "'s " +
                            std::to_string(n) + " pending ops at row " + std::to_string(first) +
@@ -262,6 +284,16 @@ Result<std::vector<OpRecord>> TraceReader::last_pending() const {
     buf.resize(n);
     if (Status s = read_rows(impl_->pending, first, n, buf.data(), impl_->path); !s.ok()) return s;
     for (const PendingRecord& row : buf) {
+      if (row.flush_index > want && superseded_tries > 0) {
+        // Written over by a later flush since the caller read `last` (a live
+        // file): the snapshot of the newest complete flush answers instead.
+        auto st = stats();
+        if (!st.ok()) return st.status();
+        auto newest = std::find_if(st.value().rbegin(), st.value().rend(),
+                                   [](const StatsRecord& r) { return r.flush_index != 0; });
+        if (newest != st.value().rend() && newest->flush_index > want)
+          return pending_of(*newest, superseded_tries - 1);
+      }
       if (row.flush_index != want) {
         return Status::error(impl_->path + ": /pending row of flush " +
                              std::to_string(row.flush_index) + " where flush " +

@@ -66,6 +66,8 @@ hid_t make_pending_type() {
   insert<decltype(StatsRecord::name)>(type, #name, offsetof(StatsRecord, name));
 #define RINGSIDE_INSERT_FIELD_LinkRecord(ctype, name, unit, desc) \
   insert<decltype(LinkRecord::name)>(type, #name, offsetof(LinkRecord, name));
+#define RINGSIDE_INSERT_FIELD_ProgressRecord(ctype, name, unit, desc) \
+  insert<decltype(ProgressRecord::name)>(type, #name, offsetof(ProgressRecord, name));
 #define RINGSIDE_INSERT_FIELD_EventRecord(ctype, name, unit, desc) \
   insert<decltype(EventRecord::name)>(type, #name, offsetof(EventRecord, name));
 
@@ -74,6 +76,7 @@ RINGSIDE_MAKE_TYPE(make_comm_type, CommRecord, RINGSIDE_COMM_FIELDS)
 RINGSIDE_MAKE_TYPE(make_stats_type, StatsRecord, RINGSIDE_STATS_FIELDS)
 RINGSIDE_MAKE_TYPE(make_event_type, EventRecord, RINGSIDE_EVENT_FIELDS)
 RINGSIDE_MAKE_TYPE(make_link_type, LinkRecord, RINGSIDE_LINK_FIELDS)
+RINGSIDE_MAKE_TYPE(make_progress_type, ProgressRecord, RINGSIDE_PROGRESS_FIELDS)
 
 #define RINGSIDE_FIELD_INFO(ctype, name, unit, desc) FieldInfo{#name, #ctype, unit, desc},
 
@@ -105,6 +108,10 @@ std::vector<DatasetSpec> build_specs() {
                    sizeof(LinkRecord),
                    make_link_type,
                    {RINGSIDE_LINK_FIELDS(RINGSIDE_FIELD_INFO)}});
+  specs.push_back({kProgressDataset,
+                   sizeof(ProgressRecord),
+                   make_progress_type,
+                   {RINGSIDE_PROGRESS_FIELDS(RINGSIDE_FIELD_INFO)}});
   return specs;
 }
 

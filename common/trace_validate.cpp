@@ -117,4 +117,22 @@ Status validate_link(const LinkRecord& l, int64_t world_size) {
   return {};
 }
 
+Status validate_progress(const ProgressRecord& p) {
+  auto bad = [&](const std::string& what) {
+    return Status::error("/progress row of comm " + std::to_string(p.comm_id) + ": " + what +
+                         " is out of range");
+  };
+  const auto max_seq = static_cast<int64_t>(kMaxSeq);
+  if (p.entered_seq < -1 || p.entered_seq > max_seq)
+    return bad(field("entered_seq", p.entered_seq));
+  if (p.completed_seq < -1 || p.completed_seq > max_seq)
+    return bad(field("completed_seq", p.completed_seq));
+  if (p.state > 2) return bad(field("state", p.state));
+  if (p.pending_ops >= kMaxSeq) return bad(field("pending_ops", p.pending_ops));
+  for (int64_t t : {p.t_ns, p.t_entered_ns, p.t_completed_ns}) {
+    if (!plausible_time(t)) return bad("a time (" + std::to_string(t) + ")");
+  }
+  return {};
+}
+
 }  // namespace ringside::trace

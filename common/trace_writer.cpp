@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fresh_file.h"
+#include "comm_progress.h"
 #include "hdf5_util.h"
 #include "meta_attributes.h"
 #include "trace_types.h"
@@ -226,6 +227,9 @@ struct TraceWriter::Impl {
   AppendBuffer comms{dataset_spec(kCommsDataset), 1};
   AppendBuffer stats{dataset_spec(kStatsDataset), 1};
   AppendBuffer links{dataset_spec(kLinksDataset), 1};
+  AppendBuffer progress{dataset_spec(kProgressDataset), 1};
+  CommProgress comm_progress;
+  std::vector<ProgressRecord> progress_rows;
   uint64_t flushes = 0;
   int64_t clock_monotonic_ns = 0;  // the file's clock reference
   int descriptor = -1;             // HDF5's descriptor of the file
@@ -243,7 +247,8 @@ struct TraceWriter::Impl {
         events(dataset_spec(kEventsDataset), small_chunk(o)),
         comms(dataset_spec(kCommsDataset), small_chunk(o)),
         stats(dataset_spec(kStatsDataset), small_chunk(o)),
-        links(dataset_spec(kLinksDataset), small_chunk(o)) {}
+        links(dataset_spec(kLinksDataset), small_chunk(o)),
+        progress(dataset_spec(kProgressDataset), small_chunk(o)) {}
 
   // Tables that grow slowly get smaller chunks so a flush does not rewrite much.
   static size_t small_chunk(const WriterOptions& o) {
@@ -308,8 +313,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
-  for (AppendBuffer* buf :
-       {&impl->ops, &impl->samples, &impl->events, &impl->comms, &impl->stats, &impl->links}) {
+  for (AppendBuffer* buf : {&impl->ops, &impl->samples, &impl->events, &impl->comms, &impl->stats,
+                            &impl->links, &impl->progress}) {
     if (Status s = buf->create(impl->file.get(), path, options); !s.ok()) return s;
   }
   if (Status s = impl->pending.create(impl->file.get(), path, options); !s.ok()) return s;
@@ -335,12 +340,19 @@ Status closed_error(const std::string& path) {
     return impl_->guard(impl_->member.append(records.data(), records.size(), impl_->path)); \
   }
 
-RINGSIDE_WRITER_APPEND(OpRecord, ops)
 RINGSIDE_WRITER_APPEND(SampleRecord, samples)
 RINGSIDE_WRITER_APPEND(EventRecord, events)
 RINGSIDE_WRITER_APPEND(CommRecord, comms)
 RINGSIDE_WRITER_APPEND(LinkRecord, links)
 #undef RINGSIDE_WRITER_APPEND
+
+Status TraceWriter::append(std::span<const OpRecord> ops) {
+  if (impl_->closed) return closed_error(impl_->path);
+  if (!impl_->broken.ok()) return impl_->broken;
+  h5::QuietErrors quiet;
+  impl_->comm_progress.note_rows(ops);
+  return impl_->guard(impl_->ops.append(ops.data(), ops.size(), impl_->path));
+}
 
 Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) {
   if (impl_->closed) return closed_error(impl_->path);
@@ -359,10 +371,15 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
   stats.flush_index = index;
   stats.pending_ops = pending.size();
   if (stats.t_ns == 0) stats.t_ns = monotonic_now_ns() - w.clock_monotonic_ns;
+  w.progress_rows.clear();
+  w.comm_progress.flush_rows(pending, stats.t_ns, index, w.progress_rows);
+  if (Status s = w.guard(w.progress.append(w.progress_rows.data(), w.progress_rows.size(), w.path));
+      !s.ok())
+    return s;
   if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
   // Data before the stats row that announces it: a reader that sees flush N's
   // stats row also sees every op written before it.
-  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.links}) {
+  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.links, &w.progress}) {
     if (Status s = w.guard(buf->flush(w.path)); !s.ok()) return s;
   }
   if (Status s = w.guard(w.pending.flush(w.path)); !s.ok()) return s;
@@ -381,7 +398,7 @@ Status TraceWriter::close() {
   if (impl_->broken.ok()) {
     h5::QuietErrors quiet;
     for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                              &impl_->links, &impl_->stats}) {
+                              &impl_->links, &impl_->progress, &impl_->stats}) {
       if (Status s = buf->flush(impl_->path); !s.ok() && result.ok()) result = s;
     }
     if (Status s = impl_->pending.flush(impl_->path); !s.ok() && result.ok()) result = s;
@@ -389,7 +406,7 @@ Status TraceWriter::close() {
     result = impl_->broken;
   }
   for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                            &impl_->links, &impl_->stats}) {
+                            &impl_->links, &impl_->progress, &impl_->stats}) {
     buf->release();
   }
   impl_->pending.release();

@@ -8,9 +8,8 @@
 #include <limits>
 
 namespace ringside::analysis {
-namespace {
 
-std::vector<GpuPoint> downsample(std::span<const trace::SampleRecord> samples) {
+std::vector<GpuPoint> gpu_series(std::span<const trace::SampleRecord> samples) {
   std::vector<GpuPoint> out;
   const size_t n = samples.size();
   const size_t points = std::min(n, kGpuSeriesPoints);
@@ -40,16 +39,21 @@ std::vector<GpuPoint> downsample(std::span<const trace::SampleRecord> samples) {
   return out;
 }
 
-}  // namespace
-
 GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
-  GpuSummary g;
-  std::vector<uint32_t> clocks;
-  bool first_ecc = true, first_rows = true, first_pcie = true;
+  GpuSummaryBuilder builder;
+  builder.add(samples);
+  GpuSummary g = builder.summary();
+  g.series = gpu_series(samples);
+  return g;
+}
+
+void GpuSummaryBuilder::add(std::span<const trace::SampleRecord> samples) {
+  GpuSummary& g = g_;
   for (const auto& s : samples) {
     ++g.samples;
     if (s.valid & trace::kValidClocks) {
-      clocks.push_back(s.sm_clock_mhz);
+      ++clocks_[s.sm_clock_mhz];
+      ++clock_count_;
       g.max_sm_clock_mhz = std::max(g.max_sm_clock_mhz, s.sm_clock_mhz);
     }
     if (s.valid & trace::kValidClockReasons) {
@@ -70,30 +74,37 @@ GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples) {
     if (s.valid & trace::kValidTemperature)
       g.max_temperature_c = std::max(g.max_temperature_c, s.temperature_c);
     if (s.valid & trace::kValidEcc) {
-      if (first_ecc) {
+      if (first_ecc_) {
         g.ecc_uncorrected_first = s.ecc_uncorrected;
         g.ecc_corrected_first = s.ecc_corrected;
-        first_ecc = false;
+        first_ecc_ = false;
       }
       g.ecc_uncorrected_last = s.ecc_uncorrected;
       g.ecc_corrected_last = s.ecc_corrected;
     }
     if (s.valid & trace::kValidRemappedRows) {
-      if (first_rows) g.remapped_first = s.remapped_rows;
-      first_rows = false;
+      if (first_rows_) g.remapped_first = s.remapped_rows;
+      first_rows_ = false;
       g.remapped_last = s.remapped_rows;
     }
     if (s.valid & trace::kValidPcieReplays) {
-      if (first_pcie) g.pcie_replays_first = s.pcie_replays;
-      first_pcie = false;
+      if (first_pcie_) g.pcie_replays_first = s.pcie_replays;
+      first_pcie_ = false;
       g.pcie_replays_last = s.pcie_replays;
     }
   }
-  g.series = downsample(samples);
-  if (!clocks.empty()) {
-    std::nth_element(clocks.begin(), clocks.begin() + static_cast<long>(clocks.size() / 2),
-                     clocks.end());
-    g.median_sm_clock_mhz = clocks[clocks.size() / 2];
+}
+
+GpuSummary GpuSummaryBuilder::summary() const {
+  GpuSummary g = g_;
+  // The (count / 2)-th smallest reading, counted from 0.
+  uint64_t below = 0;
+  for (const auto& [mhz, n] : clocks_) {
+    below += n;
+    if (below > clock_count_ / 2) {
+      g.median_sm_clock_mhz = mhz;
+      break;
+    }
   }
   return g;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,24 @@ struct GpuSummary {
 };
 
 GpuSummary summarize_samples(std::span<const trace::SampleRecord> samples);
+// GpuSummary::series of these samples.
+std::vector<GpuPoint> gpu_series(std::span<const trace::SampleRecord> samples);
+
+// The same summary built from samples added batch by batch (`ringside watch` reads
+// only the rows appended since its last poll), in memory that does not grow with
+// the samples: SM clocks are counted per value for the median.  Its `series` stays
+// empty (it is drawn by the HTML report only, never live).
+class GpuSummaryBuilder {
+ public:
+  void add(std::span<const trace::SampleRecord> samples);
+  GpuSummary summary() const;
+
+ private:
+  GpuSummary g_;
+  std::map<uint32_t, uint64_t> clocks_;  // SM clock (MHz) -> samples
+  uint64_t clock_count_ = 0;
+  bool first_ecc_ = true, first_rows_ = true, first_pcie_ = true;
+};
 // "HW thermal slowdown, SW thermal slowdown"
 std::string slowdown_reason_names(uint64_t reasons);
 

@@ -49,10 +49,33 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
   return {};
 }
 
+// Notes, in rows [offset, offset + ops.size()) of the rows from the window's start
+// on, the end times of completed collectives among its first `clock_ops`, and with a
+// window where each communicator and channel begins in it.  `me_in`: the rank's comm
+// rank by comm id.
+void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, size_t clock_ops,
+                      bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
+                      std::vector<ClockSample>& clock, WindowFirsts& firsts) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    if (window) {
+      auto it = me_in.find(op.comm_id);
+      firsts.note(op, it == me_in.end() ? -1 : it->second);
+    }
+    if (offset + i >= clock_ops) {
+      if (!window) break;
+      continue;
+    }
+    if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
+    if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
+    int64_t t_end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
+    if (t_end == trace::kUnknownTime) continue;
+    clock.push_back({op.comm_id, op.seq, t_end});
+  }
+}
+
 // Reads the ops a window of the file begins with (the whole file's first
-// `clock_ops` without one) and keeps the end times of completed collectives
-// among its first `clock_ops`; with a window, notes where each communicator and
-// channel begins in it.  `me_in`: the rank's comm rank by comm id.
+// `clock_ops` without one) and notes them (note_window_rows).
 Status read_window_start(const trace::TraceReader& reader, const RankInfo& ri, size_t clock_ops,
                          bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
                          std::vector<ClockSample>& clock, WindowFirsts& firsts) {
@@ -69,29 +92,11 @@ Status read_window_start(const trace::TraceReader& reader, const RankInfo& ri, s
     auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf.data(), n));
     if (!got.ok()) return got.status();
     if (got.value() == 0) break;
-    for (size_t i = 0; i < got.value(); ++i) {
-      const auto& op = buf[i];
-      if (window) {
-        auto it = me_in.find(op.comm_id);
-        firsts.note(op, it == me_in.end() ? -1 : it->second);
-      }
-      if (first + i >= ri.first_row + clock_ops) continue;
-      if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
-      if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
-      int64_t t_end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
-      if (t_end == trace::kUnknownTime) continue;
-      clock.push_back({op.comm_id, op.seq, t_end});
-    }
+    note_window_rows(std::span<const trace::OpRecord>(buf.data(), got.value()),
+                     first - ri.first_row, clock_ops, window, me_in, clock, firsts);
     first += got.value();
   }
   return {};
-}
-
-// Stats rows carry trace-local times; tolerate producers that wrote raw
-// CLOCK_MONOTONIC by recognising values beyond the clock reference.
-int64_t stats_local(int64_t t, int64_t clock_monotonic) {
-  if (clock_monotonic > 0 && t >= clock_monotonic) return t - clock_monotonic;
-  return t;
 }
 
 }  // namespace
@@ -322,47 +327,43 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     } else {
       fail(e.status());
     }
-    if (auto s = reader.stats(); s.ok()) {
-      for (const auto& row : s.value()) {
-        if (!trace::plausible_time(row.t_ns)) {
-          fail(Status::error(entry.path + ": /stats time " + std::to_string(row.t_ns) +
-                             " is out of range (corrupt file)"));
-          break;
-        }
-        ri.last_flush_local =
-            std::max(ri.last_flush_local, stats_local(row.t_ns, m.clock_monotonic_ns));
-        if (row.host_run_delay_ns > 0)
-          ri.run_delay.emplace_back(stats_local(row.t_ns, m.clock_monotonic_ns),
-                                    row.host_run_delay_ns);
-        ri.ops_dropped = std::max(ri.ops_dropped, row.ops_dropped);
-      }
-    } else {
-      fail(s.status());
+    // /stats, /pending, /gpu_samples, /progress: with a cache, only what is new.
+    RankTables whole;
+    whole.with_series = true;
+    const RankTables* tables = &whole;
+    if (options.tables_cache != nullptr) {
+      auto updated = options.tables_cache->update(reader);
+      tables = updated.ok() ? updated.value() : nullptr;
+      if (!updated.ok()) fail(updated.status());
+    } else if (Status s = update_rank_tables(reader, whole); !s.ok()) {
+      tables = nullptr;
+      fail(s);
     }
-    if (auto p = reader.last_pending(); p.ok()) {
-      ri.pending = std::move(p.value());
-      for (const auto& op : ri.pending) {
-        if (Status v = trace::validate_op(op); !v.ok()) {
-          fail(Status::error(entry.path + ": /pending " + v.message()));
-          ri.pending.clear();
-          break;
-        }
-      }
-    } else {
-      fail(p.status());
-    }
-    if (auto smp = reader.samples(); smp.ok()) {
-      ri.gpu = summarize_samples(smp.value());
-    } else {
-      fail(smp.status());
+    if (tables != nullptr) {
+      ri.last_flush_local = tables->last_flush_local;
+      ri.run_delay = tables->run_delay;
+      ri.ops_dropped = tables->ops_dropped;
+      ri.pending = tables->pending;
+      ri.gpu = tables->gpu.summary();
+      ri.gpu.series = std::move(whole.series);
+      ri.progress = tables->progress;
     }
     if (Status s = read_links(reader, set.world_size, ri.links); !s.ok()) fail(s);
     std::unordered_map<uint64_t, int32_t> me_in;
     for (const auto& rec : comm_rows.value()) me_in[rec.comm_id] = rec.rank;
     WindowFirsts& wf = firsts[static_cast<size_t>(entry.rank)];
-    if (Status s = read_window_start(reader, ri, options.clock_sample_window, window, me_in,
-                                     ri.clock_samples, wf);
-        !s.ok()) {
+    if (window && options.row_cache != nullptr) {
+      // The window's rows are held between calls: only rows appended since are read.
+      if (Status s = options.row_cache->update(entry.path, reader, ri.first_row, ri.op_count);
+          !s.ok()) {
+        fail(s);
+      } else {
+        note_window_rows(options.row_cache->rows(entry.path), 0, options.clock_sample_window,
+                         window, me_in, ri.clock_samples, wf);
+      }
+    } else if (Status s = read_window_start(reader, ri, options.clock_sample_window, window, me_in,
+                                            ri.clock_samples, wf);
+               !s.ok()) {
       fail(s);
     }
     if (window) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "load/gpu_summary.h"
 #include "load/op_window.h"
+#include "load/rank_tables.h"
+#include "load/window_rows.h"
 #include "progress.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
@@ -57,6 +60,9 @@ struct RankInfo {
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
   // (trace-local flush time, host_run_delay_ns) of /stats rows that know it.
   std::vector<std::pair<int64_t, int64_t>> run_delay;
+  // Newest /progress row per communicator (load/rank_tables.h); empty for files
+  // written without the table.
+  std::map<uint64_t, trace::ProgressRecord> progress;
   bool shutdown = false;  // a clean end of tracing was recorded
   int64_t last_signal = 0;
   std::string read_error;  // set if part of the file could not be read
@@ -123,6 +129,8 @@ struct LoadOptions {
   OpWindowCache* window_cache = nullptr;
   trace::TraceDirCache* dir_cache = nullptr;        // see AnalyzeOptions::dir_cache
   trace::TraceReaderCache* reader_cache = nullptr;  // see AnalyzeOptions::reader_cache
+  WindowRowCache* row_cache = nullptr;              // see AnalyzeOptions::row_cache
+  RankTablesCache* tables_cache = nullptr;          // see AnalyzeOptions::tables_cache
 };
 
 // Opens every rank file once: metadata, comm tables, events, stats, pending

@@ -76,7 +76,7 @@ namespace {
 // Ops issued in one ncclGroupStart/End on one stream finish together.  True for
 // each op whose group (per-thread group number and stream) also holds a
 // collective or a send/recv with another peer.
-std::vector<bool> mixed_groups(const std::vector<OpRecord>& ops) {
+std::vector<bool> mixed_groups(std::span<const OpRecord> ops) {
   struct Group {
     int32_t peer = -2;  // the one p2p peer seen so far; -2: none yet
     bool mixed = false;
@@ -99,42 +99,35 @@ std::vector<bool> mixed_groups(const std::vector<OpRecord>& ops) {
 
 }  // namespace
 
-Status GroupTable::add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
+Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   // One rank's ops are held while it is matched: attributing its time needs all of
-  // its streams at once.
-  std::vector<OpRecord> all;
-  Status invalid;
-  Status st = reader.for_each_op_batch(
-      batch,
-      [&](std::span<const OpRecord> ops) {
-        for (const OpRecord& op : ops) {
-          const uint64_t row = rank.first_row + all.size();
-          if (Status v = trace::validate_op(op); !v.ok()) {
-            invalid = Status::error(rank.path + ": /ops row " + std::to_string(row) + ": " +
-                                    v.message() + " (corrupt file)");
-            return false;
-          }
-          // An op on a communicator the rank's own comm table does not place it in:
-          // the table or the op is damaged, and which one cannot be told.
-          if (auto it = set_.comm_index.find(op.comm_id);
-              it == set_.comm_index.end() ||
-              set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) < 0) {
-            invalid = Status::error(rank.path + ": /ops row " + std::to_string(row) +
-                                    " is on comm " + std::to_string(op.comm_id) +
-                                    ", which the file's comm table does not list for this rank "
-                                    "(corrupt file)");
-            return false;
-          }
-          all.push_back(op);
-        }
-        return true;
-      },
-      rank.first_row);
-  // A rank whose ops could not all be read adds nothing: the table is then the one
-  // built without it, and the caller only has to call it missing.
-  if (!invalid.ok()) return invalid;
-  if (!st.ok()) return st;
+  // its streams at once.  A rank whose ops fail validation adds nothing: the table
+  // is then the one built without it, and the caller only has to call it missing.
+  std::unordered_map<uint64_t, bool> member;  // comm id -> the comm table places the rank in it
+  for (size_t i = 0; i < all.size(); ++i) {
+    const OpRecord& op = all[i];
+    const uint64_t row = rank.first_row + i;
+    if (Status v = trace::validate_op(op); !v.ok()) {
+      return Status::error(rank.path + ": /ops row " + std::to_string(row) + ": " + v.message() +
+                           " (corrupt file)");
+    }
+    // An op on a communicator the rank's own comm table does not place it in:
+    // the table or the op is damaged, and which one cannot be told.
+    auto [known, fresh] = member.emplace(op.comm_id, false);
+    if (fresh) {
+      auto it = set_.comm_index.find(op.comm_id);
+      known->second =
+          it != set_.comm_index.end() &&
+          set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) >= 0;
+    }
+    if (!known->second) {
+      return Status::error(rank.path + ": /ops row " + std::to_string(row) + " is on comm " +
+                           std::to_string(op.comm_id) +
+                           ", which the file's comm table does not list for this rank "
+                           "(corrupt file)");
+    }
+  }
   records_ += all.size();
   const OwnCompute own(rank, all);
   const std::vector<bool> mixed = mixed_groups(all);
@@ -305,15 +298,7 @@ void GroupTable::reset_gaps() {
   }
 }
 
-Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch) {
-  std::vector<OpRecord> all;
-  Status st = reader.for_each_op_batch(
-      batch,
-      [&](std::span<const OpRecord> ops) {
-        all.insert(all.end(), ops.begin(), ops.end());
-        return true;
-      },
-      rank.first_row);
+Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all) {
   const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
@@ -325,7 +310,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, const trace::TraceReader& read
     if (op.seq >= cg.first_seq && op.seq < cg.end_seq())
       add_gap(cg.groups[op.seq - cg.first_seq], *before, own.split(i));
   }
-  return st;
+  return {};
 }
 
 Alongside GroupTable::ran_alongside(const OpRecord& op) const {

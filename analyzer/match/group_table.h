@@ -138,9 +138,9 @@ class GroupTable {
  public:
   explicit GroupTable(const TraceSet& set);
 
-  // Streams one rank's ops (and its /pending snapshot) into the table; a rank whose ops
-  // cannot all be read or fail validation adds nothing and returns the error.
-  Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
+  // Adds one rank's ops (its rows from first_row on, load/window_rows.h) and its /pending
+  // snapshot to the table; a rank whose ops fail validation adds nothing and returns the error.
+  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
   // Whether a collective ran alongside the compute: a member showed it, or its
@@ -150,7 +150,7 @@ class GroupTable {
   Alongside ran_alongside(const trace::OpRecord& op) const;
   bool any_alongside() const { return any_alongside_; }
   void reset_gaps();
-  Status add_gaps(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
+  Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows);
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "match/group_table.h"
@@ -111,7 +112,7 @@ struct MismatchDetail {
 class RankStatsPass {
  public:
   explicit RankStatsPass(const GroupTable& table, double late_margin = kDefaultLateMargin);
-  Status add_rank(const RankInfo& rank, const trace::TraceReader& reader, size_t batch);
+  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows);
 
   const std::vector<RankLateness>& ranks() const { return ranks_; }
   const std::vector<MismatchDetail>& mismatches() const { return mismatch_details_; }

@@ -218,6 +218,8 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   OpWindowCache rows_before;
   trace::TraceDirCache headers;
   trace::TraceReaderCache open_files(o.open_files);
+  WindowRowCache window_rows;
+  RankTablesCache rank_tables;
   AnalyzeOptions analyze = o.analyze;
   analyze.progress = false;
   analyze.thresholds.live = true;
@@ -225,6 +227,8 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   analyze.window_cache = &rows_before;
   analyze.dir_cache = &headers;
   analyze.reader_cache = &open_files;
+  analyze.row_cache = &window_rows;
+  analyze.tables_cache = &rank_tables;
   for (;;) {
     auto result = analyze_directory(o.dir, analyze);
     if (!result.ok()) {

@@ -39,15 +39,25 @@ class TraceReader {
   Status for_each_op_batch(size_t batch, const std::function<bool(std::span<const OpRecord>)>& fn,
                            uint64_t from = 0) const;
 
-  // Small tables, read whole.
-  Result<std::vector<SampleRecord>> samples() const;
+  // Small tables, read whole, or from row `first` on (what a caller that read
+  // them before has not seen yet; tables are append-only).
+  Result<std::vector<SampleRecord>> samples(uint64_t first = 0) const;
   Result<std::vector<EventRecord>> events() const;
   Result<std::vector<CommRecord>> comms() const;
   // Per-peer transfer windows (profiler plugin); empty for files without them.
   Result<std::vector<LinkRecord>> links() const;
-  Result<std::vector<StatsRecord>> stats() const;
+  Result<std::vector<StatsRecord>> stats(uint64_t first = 0) const;
+  // Per-communicator progress at each flush; empty for files without it
+  // (has_progress() false: written before the table existed).
+  Result<std::vector<ProgressRecord>> progress(uint64_t first = 0) const;
+  bool has_progress() const;
   // The ops outstanding at the last flush (the last /pending snapshot).
   Result<std::vector<OpRecord>> last_pending() const;
+  // The ops outstanding at the flush of `last`, the last /stats row with a
+  // flush_index (for a caller that holds it already).  The writer reuses
+  // /pending's rows: if later flushes of a live file wrote over that snapshot
+  // since `last` was read, the newest complete flush's snapshot is returned.
+  Result<std::vector<OpRecord>> pending_of(const StatsRecord& last, int superseded_tries = 3) const;
 
   struct Impl;
 

@@ -101,6 +101,24 @@ inline constexpr int64_t at_op_time_resolution(int64_t t) {
   X(uint64_t, pending_start, "",                                                        \
     "1 + the /pending row where this flush's snapshot starts; 0: no rows, or not recorded")
 
+// /progress: at each flush, one row per communicator whose progress changed since
+// the previous flush (computed by the writer from the ops and the /pending snapshot
+// it was given), so a reader learns where each communicator stands without reading /ops.
+#define RINGSIDE_PROGRESS_FIELDS(X)                                                                \
+  X(int64_t, t_ns, "ns", "flush time (as the /stats row of this flush)")                           \
+  X(uint64_t, flush_index, "", "flush this row belongs to")                                        \
+  X(uint64_t, comm_id, "", "communicator id, as in /ops")                                          \
+  X(int64_t, entered_seq, "",                                                                      \
+    "highest collective seq entered so far (/ops or /pending), -1: none")                          \
+  X(int64_t, completed_seq, "", "highest collective seq completed so far (status 0), -1: none")    \
+  X(int64_t, t_entered_ns, "ns", "host enter time of the op of entered_seq (-1 if none)")          \
+  X(int64_t, t_completed_ns, "ns",                                                                 \
+    "end time (device end, else host exit) of the op of completed_seq (-1 if none)")               \
+  X(uint64_t, op_rows, "", "rows of /ops on this communicator so far (collectives and send/recv)") \
+  X(uint32_t, pending_ops, "", "ops of this communicator outstanding at this flush (in /pending)") \
+  X(uint8_t, state, "",                                                                            \
+    "0 idle (nothing outstanding), else the OpStatus of its oldest outstanding op (1 or 2)")
+
 // /pending: at each flush, the ops entered but not complete, tagged with the flush.
 #define RINGSIDE_PENDING_FIELDS(X)                               \
   X(uint64_t, flush_index, "", "flush this snapshot belongs to") \
@@ -239,6 +257,9 @@ struct StatsRecord {
 struct LinkRecord {
   RINGSIDE_LINK_FIELDS(RINGSIDE_DECLARE_FIELD)
 };
+struct ProgressRecord {
+  RINGSIDE_PROGRESS_FIELDS(RINGSIDE_DECLARE_FIELD)
+};
 // /links: steps smaller than this are latency-bound and never a link's best step.
 inline constexpr uint64_t kBestStepMinBytes = 64 << 10;
 // Whether a step that moved `bytes` in `ns` may be a link's best step.
@@ -279,6 +300,7 @@ inline constexpr const char* kEventsDataset = "events";
 inline constexpr const char* kCommsDataset = "comms";
 inline constexpr const char* kStatsDataset = "stats";
 inline constexpr const char* kLinksDataset = "links";  // optional: producers without it omit it
+inline constexpr const char* kProgressDataset = "progress";  // optional: absent from older files
 // Fields added to a dataset after it was first written ("dataset.field"): a file
 // without one is read with the field 0.
 inline constexpr const char* kLaterFields[] = {"links.source", "stats.host_run_delay_ns"};

@@ -38,6 +38,8 @@ Status validate_comm(const CommRecord& c, int64_t world_size);
 // One /links row of a job of `world_size` ranks: comm rank, peer and size in
 // range, counters that cannot be negative are not.
 Status validate_link(const LinkRecord& l, int64_t world_size);
+// One /progress row: sequence numbers, state and times in range.
+Status validate_progress(const ProgressRecord& p);
 // A time field of /events, /samples or /stats.
 bool plausible_time(int64_t t_ns);
 

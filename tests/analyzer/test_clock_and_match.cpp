@@ -134,7 +134,9 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   for (const auto& ri : set.ranks) {
     auto r = trace::TraceReader::open(ri.path);
     ASSERT_TRUE(r.ok());
-    ASSERT_TRUE(table.add_rank(ri, *r.value(), 100).ok());
+    auto rows = read_op_rows(*r.value(), ri.first_row, 100);
+    ASSERT_TRUE(rows.ok());
+    ASSERT_TRUE(table.add_rank(ri, rows.value()).ok());
   }
   table.finalize();
   size_t groups = 0;
@@ -151,7 +153,9 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   RankStatsPass stats(table);
   for (const auto& ri : set.ranks) {
     auto r = trace::TraceReader::open(ri.path);
-    ASSERT_TRUE(stats.add_rank(ri, *r.value(), 64).ok());
+    auto rows = read_op_rows(*r.value(), ri.first_row, 64);
+    ASSERT_TRUE(rows.ok());
+    ASSERT_TRUE(stats.add_rank(ri, rows.value()).ok());
   }
   // The straggler's gaps exceed its peers'; its victims wait longest but are not late.
   const Lateness& slow = stats.ranks()[3].total;

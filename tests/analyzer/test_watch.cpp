@@ -2,9 +2,14 @@
 // read of newer data, unless the job is over and the files are whole.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "analyze.h"
+#include "load/rank_tables.h"
+#include "load/window_rows.h"
 #include "report/report_json.h"
 #include "ringside/trace_reader_cache.h"
+#include "ringside/trace_writer.h"
 #include "synth/synth_writer.h"
 #include "test_util.h"
 #include "watch/finding_debounce.h"
@@ -129,6 +134,116 @@ TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
   }
   EXPECT_EQ(open_files.kept(), 8u);
   EXPECT_EQ(open_files.files_opened(), 8u) << "each file opened once over three polls";
+}
+
+// Polls that hold each rank's window rows and small tables between them (as
+// `ringside watch` does) report exactly what an analysis that reads every file
+// afresh reports, and read no row twice.
+TEST(WatchPoll, HeldRowsAndTablesGiveTheReportOfFreshReads) {
+  test::TempDir dir("watch-held-rows");
+  synth::SynthSpec spec;
+  spec.out_dir = dir.path();
+  spec.ranks = 8;
+  spec.nodes = 2;
+  spec.steps = 60;
+  spec.live = true;
+  spec.faults = {*synth::parse_fault("straggler:rank=5,factor=1.3"),
+                 *synth::parse_fault("throttle:rank=2")};
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  AnalyzeOptions fresh;
+  fresh.progress = false;
+  fresh.window_ops = 64;
+  fresh.thresholds.live = true;
+  fresh.views = false;  // never drawn live
+  auto expected = analyze_directory(dir.path(), fresh);
+  ASSERT_TRUE(expected.ok()) << expected.message();
+  nlohmann::json want = report_to_json(expected.value());
+  EXPECT_FALSE(expected->findings.empty()) << "the straggler is found";
+
+  WindowRowCache rows;
+  RankTablesCache tables;
+  AnalyzeOptions polls = fresh;
+  polls.row_cache = &rows;
+  polls.tables_cache = &tables;
+  for (int poll = 0; poll < 3; ++poll) {
+    auto got = analyze_directory(dir.path(), polls);
+    ASSERT_TRUE(got.ok()) << got.message();
+    nlohmann::json have = report_to_json(got.value());
+    for (nlohmann::json* j : {&want, &have}) j->erase("analysis_seconds");
+    EXPECT_EQ(have, want) << "poll " << poll;
+  }
+  EXPECT_EQ(rows.files(), 8u);
+  EXPECT_EQ(rows.rows_read(), rows.rows_held()) << "no row read twice over three polls";
+}
+
+// A live writer's rows: each appended row is read once, rows that leave the window
+// are dropped, and a file replaced under the same name is read anew.
+TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
+  test::TempDir dir("watch-row-cache");
+  const std::string path = dir.path() + "/" + trace::trace_file_name("rows", 0);
+  trace::TraceMeta meta;
+  meta.producer = "synth";
+  meta.job_id = "rows";
+  meta.rank = 0;
+  meta.world_size = 1;
+  trace::stamp_clock_reference(meta);
+  auto w = trace::TraceWriter::create(path, meta);
+  ASSERT_TRUE(w.ok()) << w.message();
+  auto append = [&](uint64_t from, uint64_t n) {
+    std::vector<trace::OpRecord> ops(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      ops[i].seq = from + i;
+      ops[i].t_enter_ns = static_cast<int64_t>(from + i) * 1000;
+      ops[i].t_exit_ns = ops[i].t_enter_ns + 10;
+      ops[i].t_dev_start_ns = ops[i].t_dev_end_ns = trace::kUnknownTime;
+      ops[i].peer = -1;
+      ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
+    }
+    ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops)).ok());
+    ASSERT_TRUE(w.value()->flush({}, {}).ok());
+  };
+  auto seqs = [](std::span<const trace::OpRecord> rows) {
+    std::vector<uint64_t> out;
+    for (const auto& op : rows) out.push_back(op.seq);
+    return out;
+  };
+  auto range = [](uint64_t from, uint64_t to) {
+    std::vector<uint64_t> out;
+    for (uint64_t i = from; i < to; ++i) out.push_back(i);
+    return out;
+  };
+  WindowRowCache cache;
+  append(0, 100);
+  {
+    auto r = trace::TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(100, 64), 100).ok());
+  }
+  EXPECT_EQ(seqs(cache.rows(path)), range(36, 100));
+  EXPECT_EQ(cache.rows_read(), 64u);
+  append(100, 30);
+  {
+    auto r = trace::TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(130, 64), 130).ok());
+  }
+  EXPECT_EQ(seqs(cache.rows(path)), range(66, 130));
+  EXPECT_EQ(cache.rows_read(), 94u) << "only the 30 new rows were read";
+  ASSERT_TRUE(w.value()->close().ok());
+
+  // The same name, another file (which may well get the removed one's inode): read anew.
+  std::filesystem::remove(path);
+  trace::stamp_clock_reference(meta);
+  w = trace::TraceWriter::create(path, meta);
+  ASSERT_TRUE(w.ok()) << w.message();
+  append(500, 140);
+  {
+    auto r = trace::TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(140, 64), 140).ok());
+  }
+  EXPECT_EQ(seqs(cache.rows(path)), range(576, 640));
+  ASSERT_TRUE(w.value()->close().ok());
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+// Which file a trace path names, for caches kept between `ringside watch` polls:
+// its device and inode, and its writer's clock reference and pid (a file created
+// after another was removed may get the removed one's inode).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ringside/status.h"
+#include "ringside/trace_meta.h"
+
+namespace ringside::analysis {
+
+struct FileIdentity {
+  uint64_t dev = 0, ino = 0;
+  int64_t clock_realtime_ns = 0, clock_monotonic_ns = 0, pid = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+// Errors: the path does not exist (any more).
+Result<FileIdentity> file_identity(const std::string& path, const trace::TraceMeta& meta);
+
+}  // namespace ringside::analysis

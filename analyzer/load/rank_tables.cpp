@@ -1,0 +1,111 @@
+#include "load/rank_tables.h"
+
+#include <algorithm>
+
+#include "ringside/trace_validate.h"
+
+namespace ringside::analysis {
+namespace {
+
+// Stats rows carry trace-local times; tolerate producers that wrote raw
+// CLOCK_MONOTONIC by recognising values beyond the clock reference.
+int64_t stats_local(int64_t t, int64_t clock_monotonic) {
+  if (clock_monotonic > 0 && t >= clock_monotonic) return t - clock_monotonic;
+  return t;
+}
+
+bool unwritten(const trace::SampleRecord& s) {
+  return s.t_ns == 0 && s.valid == 0 && s.device == 0 && s.sm_clock_mhz == 0;
+}
+
+Status read_stats(const trace::TraceReader& reader, RankTables& t) {
+  auto rows = reader.stats(t.stats_rows);
+  if (!rows.ok()) return rows.status();
+  const int64_t clock_monotonic = reader.meta().clock_monotonic_ns;
+  for (const trace::StatsRecord& row : rows.value()) {
+    if (row.flush_index == 0) break;  // not written yet
+    if (!trace::plausible_time(row.t_ns)) {
+      return Status::error(reader.path() + ": /stats time " + std::to_string(row.t_ns) +
+                           " is out of range (corrupt file)");
+    }
+    const int64_t local = stats_local(row.t_ns, clock_monotonic);
+    t.last_flush_local = std::max(t.last_flush_local, local);
+    if (row.host_run_delay_ns > 0) t.run_delay.emplace_back(local, row.host_run_delay_ns);
+    t.ops_dropped = std::max(t.ops_dropped, row.ops_dropped);
+    t.last_flush = row;
+    ++t.stats_rows;
+  }
+  return {};
+}
+
+Status read_pending(const trace::TraceReader& reader, const trace::StatsRecord& flush,
+                    RankTables& t) {
+  auto p = reader.pending_of(flush);
+  if (!p.ok()) return p.status();
+  for (const auto& op : p.value()) {
+    if (Status v = trace::validate_op(op); !v.ok())
+      return Status::error(reader.path() + ": /pending " + v.message());
+  }
+  t.pending = std::move(p.value());
+  return {};
+}
+
+Status read_samples(const trace::TraceReader& reader, RankTables& t) {
+  auto rows = reader.samples(t.sample_rows);
+  if (!rows.ok()) return rows.status();
+  auto end = std::find_if(rows.value().begin(), rows.value().end(), unwritten);
+  const auto n = static_cast<size_t>(end - rows.value().begin());
+  const std::span<const trace::SampleRecord> fresh(rows.value().data(), n);
+  t.gpu.add(fresh);
+  if (t.with_series) t.series = gpu_series(fresh);
+  t.sample_rows += n;
+  return {};
+}
+
+Status read_progress(const trace::TraceReader& reader, RankTables& t) {
+  t.has_progress = reader.has_progress();
+  if (!t.has_progress) return {};
+  auto rows = reader.progress(t.progress_rows);
+  if (!rows.ok()) return rows.status();
+  for (const trace::ProgressRecord& row : rows.value()) {
+    if (row.flush_index == 0) break;  // not written yet
+    if (Status v = trace::validate_progress(row); !v.ok())
+      return Status::error(reader.path() + ": " + v.message() + " (corrupt file)");
+    t.progress[row.comm_id] = row;
+    ++t.progress_rows;
+  }
+  return {};
+}
+
+}  // namespace
+
+Status update_rank_tables(const trace::TraceReader& reader, RankTables& t) {
+  const uint64_t flush_before = t.last_flush.flush_index;
+  if (Status s = read_stats(reader, t); !s.ok()) return s;
+  // The snapshot of a flush never changes: read again only for a new flush.
+  if (t.last_flush.flush_index != flush_before || t.stats_rows == 0) {
+    if (Status s = read_pending(reader, t.last_flush, t); !s.ok()) return s;
+  }
+  if (Status s = read_samples(reader, t); !s.ok()) return s;
+  return read_progress(reader, t);
+}
+
+Result<const RankTables*> RankTablesCache::update(const trace::TraceReader& reader) {
+  auto id = file_identity(reader.path(), reader.meta());
+  if (!id.ok()) {
+    files_.erase(reader.path());
+    return id.status();
+  }
+  Held& h = files_[reader.path()];
+  if (h.id != id.value()) {
+    h = Held{};
+    h.id = id.value();
+  }
+  if (Status s = update_rank_tables(reader, h.tables); !s.ok()) {
+    files_.erase(reader.path());
+    return s;
+  }
+  return &h.tables;
+}
+
+}  // namespace ringside::analysis

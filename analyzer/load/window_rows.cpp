@@ -1,0 +1,79 @@
+#include "load/window_rows.h"
+
+#include <algorithm>
+
+namespace ringside::analysis {
+namespace {
+
+// Appends rows [first, end) of the file to `out`; stops early at its end.
+Status append_rows(const trace::TraceReader& reader, uint64_t first, uint64_t end,
+                   std::vector<trace::OpRecord>& out) {
+  if (first >= end) return {};
+  const size_t old = out.size();
+  out.resize(old + static_cast<size_t>(end - first));
+  auto got = reader.read_ops(first, std::span<trace::OpRecord>(out.data() + old, end - first));
+  if (!got.ok()) {
+    out.resize(old);
+    return got.status();
+  }
+  out.resize(old + got.value());
+  return {};
+}
+
+}  // namespace
+
+Status WindowRowCache::update(const std::string& path, const trace::TraceReader& reader,
+                              uint64_t first, uint64_t end) {
+  auto id = file_identity(path, reader.meta());
+  if (!id.ok()) {
+    files_.erase(path);
+    return id.status();
+  }
+  Held& h = files_[path];
+  const uint64_t held_end = h.first + h.rows.size();
+  // Rows never go away from a file that is still the same one: anything else is
+  // a file read anew.
+  if (h.id != id.value() || first < h.first || end < held_end || first > held_end) {
+    h = Held{};
+    h.id = id.value();
+    h.first = first;
+  } else if (first > h.first) {
+    h.rows.erase(h.rows.begin(), h.rows.begin() + static_cast<long>(first - h.first));
+    h.first = first;
+  }
+  const size_t before = h.rows.size();
+  if (Status s = append_rows(reader, h.first + h.rows.size(), end, h.rows); !s.ok()) {
+    files_.erase(path);
+    return s;
+  }
+  rows_read_ += h.rows.size() - before;
+  return {};
+}
+
+std::span<const trace::OpRecord> WindowRowCache::rows(const std::string& path) const {
+  auto it = files_.find(path);
+  if (it == files_.end()) return {};
+  return it->second.rows;
+}
+
+uint64_t WindowRowCache::rows_held() const {
+  uint64_t n = 0;
+  for (const auto& [path, h] : files_) n += h.rows.size();
+  return n;
+}
+
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
+                                                  size_t batch) {
+  std::vector<trace::OpRecord> all;
+  Status st = reader.for_each_op_batch(
+      batch,
+      [&](std::span<const trace::OpRecord> ops) {
+        all.insert(all.end(), ops.begin(), ops.end());
+        return true;
+      },
+      first);
+  if (!st.ok()) return st;
+  return all;
+}
+
+}  // namespace ringside::analysis

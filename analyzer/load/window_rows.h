@@ -1,0 +1,57 @@
+// Each rank's window of op rows held in memory between `ringside watch` polls.
+//
+// A poll analyzes each rank's last N ops (load/op_window.h) in several passes
+// (matching, compute attribution, lateness).  Read from the file, every pass
+// decompresses the whole window again, though between two polls a rank only
+// appends a few rows.  This cache keeps rows [first_row, op_count) of each
+// file: a poll reads only the rows appended since the last one, drops those
+// that left the window, and every pass reads the same rows from memory.
+// Memory is bounded by the window: ops_per_rank x sizeof(OpRecord) per rank.
+//
+// A file replaced under the same name (another device, inode or clock reference:
+// a new file may get the inode of a removed one), or one that holds fewer rows
+// than were cached, is read anew.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "load/file_identity.h"
+#include "ringside/status.h"
+#include "ringside/trace_reader.h"
+#include "ringside/trace_schema.h"
+
+namespace ringside::analysis {
+
+class WindowRowCache {
+ public:
+  // Brings the rows held for `path` to [first, end) of `reader`'s /ops,
+  // reading only rows not held yet.  On error nothing is held for `path`.
+  Status update(const std::string& path, const trace::TraceReader& reader, uint64_t first,
+                uint64_t end);
+  // The rows held for `path` (empty if none).
+  std::span<const trace::OpRecord> rows(const std::string& path) const;
+  void forget(const std::string& path) { files_.erase(path); }
+
+  size_t files() const { return files_.size(); }
+  uint64_t rows_held() const;
+  uint64_t rows_read() const { return rows_read_; }  // read from files so far
+
+ private:
+  struct Held {
+    FileIdentity id;
+    uint64_t first = 0;  // file row of rows[0]
+    std::vector<trace::OpRecord> rows;
+  };
+  std::unordered_map<std::string, Held> files_;
+  uint64_t rows_read_ = 0;
+};
+
+// Rows [first, end of file) of `reader`'s /ops, read in batches of `batch`.
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
+                                                  size_t batch = 8192);
+
+}  // namespace ringside::analysis
