@@ -220,6 +220,35 @@ TEST(TraceRoundTrip, PendingSnapshotsReuseRowsAndReadBackAfterEveryFlush) {
   std::filesystem::remove_all(dir);
 }
 
+// A live reader that read a /stats row before two more flushes wrote over its
+// snapshot gets the newest complete snapshot, not an error or a mix.
+TEST(TraceRoundTrip, PendingOfAStatsRowWrittenOverSinceGivesTheNewestSnapshot) {
+  const std::string dir = make_temp_dir("pendover");
+  const std::string path = dir + "/" + trace_file_name("j", 0);
+  auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1));
+  ASSERT_TRUE(w.ok()) << w.message();
+  std::vector<OpRecord> first = {testing::make_op(1), testing::make_op(2)};
+  ASSERT_TRUE(w.value()->flush(first, {}).ok());
+  auto r = TraceReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto stats = r.value()->stats();
+  ASSERT_TRUE(stats.ok());
+  const StatsRecord held = stats.value().back();
+  std::vector<OpRecord> second = {testing::make_op(3)};
+  std::vector<OpRecord> third = {testing::make_op(4), testing::make_op(5), testing::make_op(6)};
+  ASSERT_TRUE(w.value()->flush(second, {}).ok());
+  ASSERT_TRUE(w.value()->flush(third, {}).ok());  // over the first one's rows
+  auto fresh = TraceReader::open(path);
+  ASSERT_TRUE(fresh.ok()) << fresh.message();
+  auto p = fresh.value()->pending_of(held);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_EQ(p.value().size(), 3u);
+  EXPECT_EQ(p.value()[0].seq, 4u);
+  EXPECT_EQ(p.value()[2].seq, 6u);
+  ASSERT_TRUE(w.value()->close().ok());
+  std::filesystem::remove_all(dir);
+}
+
 // A writer killed inside a flush can leave that flush's /pending rows visible
 // without its stats row, some never written.  The last complete snapshot must
 // still be the answer.
