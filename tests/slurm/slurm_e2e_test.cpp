@@ -498,15 +498,20 @@ TEST_F(Slurm, FleetNamesTheNodeAtFaultInTwoJobsWithAccountingFromSlurmdbd) {
                         traces + " -q --json " + dir + "/reports/ringside-" + id + "/report.json");
     EXPECT_NE(an.exit_code, 2) << an.err;
   }
-  // slurmdbd records a job shortly after it ends: wait until sacct knows all three.
+  // slurmdbd records a job shortly after it ends, and its record may be completed in
+  // more than one message from slurmctld (a loaded host has shown a COMPLETED job
+  // without its partition yet): wait until sacct has all three whole.
   std::string id_list = ids[0] + "," + ids[1] + "," + ids[2];
   ShellResult known;
-  for (int i = 0; i < 60; ++i) {
-    known = sh("sacct -X -n -P -o JobID,State -j " + id_list + " | grep -c COMPLETED");
+  for (int i = 0; i < 90; ++i) {
+    known = sh("sacct -X -n -P -o JobID,State,Partition -j " + id_list +
+               " | grep -c '|COMPLETED|debug$'");
     if (known.out == "3\n") break;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  ASSERT_EQ(known.out, "3\n") << "sacct does not know the jobs: " << known.err;
+  ASSERT_EQ(known.out, "3\n") << "sacct does not know the jobs whole: "
+                              << sh("sacct -X -n -P -o JobID,State,Partition -j " + id_list).out
+                              << known.err;
 
   ShellResult f = sh("ringside fleet " + dir + "/reports --json " + dir + "/fleet.json");
   EXPECT_EQ(f.exit_code, 1) << "a node to drain => exit 1\n" << f.out << f.err;
