@@ -98,23 +98,34 @@ TEST(FindingDebounce, FindingsAreKnownByWhatTheyBlame) {
   EXPECT_TRUE(d.update({finding("missing_rank", {4})}, false).added.empty());
 }
 
+// A running 8-rank synthetic job (files without an end record) with `faults`.
+bool write_live_job(const std::string& dir, const std::vector<std::string>& faults) {
+  synth::SynthSpec spec;
+  spec.out_dir = dir;
+  spec.ranks = 8;
+  spec.nodes = 2;
+  spec.steps = 60;
+  spec.live = true;
+  for (const std::string& f : faults) spec.faults.push_back(*synth::parse_fault(f));
+  return synth::write_synth_traces(spec).ok();
+}
+
+// What one watch poll asks of the analysis, before any cache is given.
+AnalyzeOptions live_poll_options() {
+  AnalyzeOptions o;
+  o.progress = false;
+  o.window_ops = 64;
+  o.thresholds.live = true;
+  return o;
+}
+
 // A poll with the files kept open between polls (as `ringside watch` keeps
 // them) reports exactly what a poll that opens every file afresh reports, and
 // opens each file once over the polls.
 TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
   test::TempDir dir("watch-kept-open");
-  synth::SynthSpec spec;
-  spec.out_dir = dir.path();
-  spec.ranks = 8;
-  spec.nodes = 2;
-  spec.steps = 60;
-  spec.live = true;
-  spec.faults = {*synth::parse_fault("straggler:rank=5,factor=1.3")};
-  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
-  AnalyzeOptions fresh;
-  fresh.progress = false;
-  fresh.window_ops = 64;
-  fresh.thresholds.live = true;
+  ASSERT_TRUE(write_live_job(dir.path(), {"straggler:rank=5,factor=1.3"}));
+  AnalyzeOptions fresh = live_poll_options();
   auto expected = analyze_directory(dir.path(), fresh);
   ASSERT_TRUE(expected.ok()) << expected.message();
   const nlohmann::json want = report_to_json(expected.value());
@@ -141,19 +152,8 @@ TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
 // afresh reports, and read no row twice.
 TEST(WatchPoll, HeldRowsAndTablesGiveTheReportOfFreshReads) {
   test::TempDir dir("watch-held-rows");
-  synth::SynthSpec spec;
-  spec.out_dir = dir.path();
-  spec.ranks = 8;
-  spec.nodes = 2;
-  spec.steps = 60;
-  spec.live = true;
-  spec.faults = {*synth::parse_fault("straggler:rank=5,factor=1.3"),
-                 *synth::parse_fault("throttle:rank=2")};
-  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
-  AnalyzeOptions fresh;
-  fresh.progress = false;
-  fresh.window_ops = 64;
-  fresh.thresholds.live = true;
+  ASSERT_TRUE(write_live_job(dir.path(), {"straggler:rank=5,factor=1.3", "throttle:rank=2"}));
+  AnalyzeOptions fresh = live_poll_options();
   fresh.views = false;  // never drawn live
   auto expected = analyze_directory(dir.path(), fresh);
   ASSERT_TRUE(expected.ok()) << expected.message();
