@@ -1,6 +1,7 @@
 #include "bootstrap.h"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ uint64_t fnv1a(const std::string& s) {
 }
 
 void root_serve(int listen_fd, uint64_t nonce) {
+  pthread_setname_np(pthread_self(), "sim-root");
   std::vector<int> fds;
   std::vector<Hello> hellos;
   int nranks = -1;

@@ -1,5 +1,6 @@
 #include "transport.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ class ProgressEngine {
   }
 
   void run() {
+    pthread_setname_np(pthread_self(), "sim-progress");
     epoll_event events[64];
     for (;;) {
       int n = epoll_wait(epfd_, events, 64, -1);

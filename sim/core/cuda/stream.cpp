@@ -1,6 +1,7 @@
 // Stream workers, legacy default stream ordering and the per-device stream registry.
 #include "stream.h"
 
+#include <pthread.h>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -105,6 +106,7 @@ namespace {
 }  // namespace
 
 void StreamCore::run() {
+  pthread_setname_np(pthread_self(), "sim-stream");  // `top -H`, gdb
   for (;;) {
     Task task;
     {
