@@ -1,6 +1,7 @@
 // Starting the probe's background threads with every signal blocked, so
 // that process signals always land on application threads, and named
-// (`top -H`, gdb) so that users can tell them from their own.
+// (`top -H`, gdb) so that users can tell them from their own.  Their CPU time is
+// counted as the probe's (host_cpu.h).
 #pragma once
 
 #include <pthread.h>
@@ -9,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <utility>
+
+#include "host_cpu.h"
 
 namespace ringside::probe {
 
@@ -21,7 +24,11 @@ bool start_background_thread(const char* name, F&& body, std::string& error) {
   pthread_sigmask(SIG_SETMASK, &all, &old);  // the new thread inherits the mask
   bool ok = true;
   try {
-    std::thread t(std::forward<F>(body));
+    std::thread t([body = std::forward<F>(body)]() mutable {
+      own_thread_started();
+      body();
+      own_thread_ending();
+    });
     pthread_setname_np(t.native_handle(), name);
     t.detach();
   } catch (const std::exception& e) {

@@ -227,7 +227,9 @@ class TraceSink {
     stats.samples_dropped = rt_.samples.dropped();
     stats.events_dropped = rt_.events.dropped() + rt_.comms.dropped();
     stats.probe_errors = rt_.probe_errors.load(std::memory_order_relaxed);
-    stats.host_run_delay_ns = process_run_delay_ns();
+    const HostCpu cpu = process_host_cpu();
+    stats.host_run_delay_ns = cpu.run_delay_ns;
+    stats.probe_cpu_ns = cpu.probe_cpu_ns;
     const Status s = writer_->flush(std::span<const trace::OpRecord>(pending_buf_), stats);
     if (!s.ok()) fail("flushing the trace", s);
   }

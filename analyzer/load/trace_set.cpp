@@ -343,6 +343,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
       ri.last_flush_local = tables->last_flush_local;
       ri.run_delay = tables->run_delay;
       ri.ops_dropped = tables->ops_dropped;
+      ri.probe_cpu_ns = tables->last_flush.probe_cpu_ns;
       ri.pending = tables->pending;
       ri.gpu = tables->gpu.summary();
       ri.gpu.series = std::move(whole.series);

@@ -60,6 +60,8 @@ struct RankInfo {
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
   // (trace-local flush time, host_run_delay_ns) of /stats rows that know it.
   std::vector<std::pair<int64_t, int64_t>> run_delay;
+  // CPU time of the probe's own threads up to the last /stats row; 0: unknown.
+  int64_t probe_cpu_ns = 0;
   // Newest /progress row per communicator (load/rank_tables.h); empty for files
   // written without the table.
   std::map<uint64_t, trace::ProgressRecord> progress;

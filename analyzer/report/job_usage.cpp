@@ -20,6 +20,29 @@ nlohmann::json spread_of(const std::vector<double>& per_gpu) {
           {"p95", quantile_of(per_gpu, 0.95)}};
 }
 
+// The probe's own threads' CPU time as a share of one core over each rank's traced
+// time: {mean, max, max_rank, ranks}; null when no trace records it.
+nlohmann::json probe_cpu_of(const TraceSet& set) {
+  double sum = 0, max = -1;
+  int64_t max_rank = -1, ranks = 0;
+  for (const RankInfo& ri : set.ranks) {
+    if (!ri.has_file || ri.probe_cpu_ns <= 0 || ri.last_flush_local <= 0) continue;
+    const double pct =
+        100.0 * static_cast<double>(ri.probe_cpu_ns) / static_cast<double>(ri.last_flush_local);
+    sum += pct;
+    ++ranks;
+    if (pct > max) {
+      max = pct;
+      max_rank = ri.rank;
+    }
+  }
+  if (ranks == 0) return nullptr;
+  return {{"mean", sum / static_cast<double>(ranks)},
+          {"max", max},
+          {"max_rank", max_rank},
+          {"ranks", ranks}};
+}
+
 }  // namespace
 
 nlohmann::json job_usage(const TraceSet& set, const Context& ctx) {
@@ -46,7 +69,8 @@ nlohmann::json job_usage(const TraceSet& set, const Context& ctx) {
           {"gpus_sampled", util_gpu.size()},
           {"gpu_util_pct", spread_of(util_gpu)},
           {"mem_util_pct", spread_of(util_mem)},
-          {"mem_used_max_bytes", mem_max}};
+          {"mem_used_max_bytes", mem_max},
+          {"probe_cpu_pct", probe_cpu_of(set)}};
 }
 
 }  // namespace ringside::analysis

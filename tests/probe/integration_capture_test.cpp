@@ -159,6 +159,11 @@ TEST(ProbeOnSim, ExampleUnchangedAndEveryOpTraced) {
     ASSERT_FALSE(t.stats.empty());
     EXPECT_EQ(t.stats.back().ops_dropped, 0u);
     EXPECT_EQ(t.stats.back().ops_recorded, t.ops.size());
+    if (std::filesystem::exists("/proc/thread-self/schedstat")) {
+      // What the probe's own threads cost: some CPU, far less than a core's worth.
+      EXPECT_GT(t.stats.back().probe_cpu_ns, 0) << t.path;
+      EXPECT_LT(t.stats.back().probe_cpu_ns, t.stats.back().t_ns / 2) << t.path;
+    }
     size_t gradient_reductions = 0;
     for (const auto& o : t.ops) {
       if (static_cast<OpKind>(o.op) == OpKind::kAllReduce && o.bytes == (1u << 20))

@@ -21,6 +21,20 @@ def fail(msg, report=None):
     sys.exit(1)
 
 
+def check_probe_cpu(o, exp, report):
+    """Traces written by the probe say what it cost: every rank of a healthy run has a
+    share of one core, small and positive (where the kernel accounts per-thread CPU)."""
+    if o.program == "nccl_bench" or exp.get("verdict") != "healthy":
+        return
+    if not os.path.exists("/proc/self/task/%d/schedstat" % os.getpid()):
+        return
+    cpu = report["usage"].get("probe_cpu_pct")
+    if not isinstance(cpu, dict):
+        fail("usage.probe_cpu_pct is %r, expected the probe's CPU share" % (cpu,), report)
+    if cpu["ranks"] != o.ranks or not 0 < cpu["mean"] <= cpu["max"] < 100:
+        fail("implausible usage.probe_cpu_pct %r" % (cpu,), report)
+
+
 def main():
     p = argparse.ArgumentParser()
     for a in ("--bin-dir", "--sim-lib-dir", "--work-dir", "--expect"):
@@ -68,6 +82,7 @@ def main():
         fail("%d findings, expected %s" % (len(report["findings"]), exp["findings"]), report)
     if (ana.returncode == 0) != (len(report["findings"]) == 0):
         fail("exit code %d does not match the findings" % ana.returncode, report)
+    check_probe_cpu(o, exp, report)
     if "kind" not in exp:
         return
     cands = [f for f in report["findings"] if f["kind"] == exp["kind"]
