@@ -351,16 +351,18 @@ TEST_F(Slurm, SbatchTrainingScriptTracesAndAnalyzesTheJob) {
 
 // 3c) The same script on a job that hangs: the watch beside the step names the
 // hung rank while the job still runs, before the time limit kills it.
-TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangBeforeTheTimeLimit) {
+TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangAndStopsTheStep) {
   need({"ringside", "train_example"});
   std::string dir = fresh_dir("sbatch_train_hang");
   std::string script = paths().source_dir + "/examples/slurm/train_traced.sbatch";
   std::string job_id;
+  // The time limit (1 minute, Slurm's least) only guards the test: the watch is to
+  // stop the step as soon as it names the hang.
   ShellResult r =
-      sbatch_example(dir, "", "two_nodes.json",
+      sbatch_example(dir, "RINGSIDE_STOP_ON_HANG=1 ", "two_nodes.json",
                      "--time=1 " + script + " --hang-rank 3 --hang-step 5", 400, job_id);
   expect_ok(r, "sbatch --wait");
-  EXPECT_NE(r.exit_code, 0) << "a job killed at its time limit fails\n" << r.out << r.err;
+  EXPECT_NE(r.exit_code, 0) << "a job stopped on a hang fails\n" << r.out << r.err;
   ASSERT_FALSE(job_id.empty()) << r.out;
   const std::string out = dir + "/ringside-" + job_id;
   const std::string events = read_file(out + "/events.jsonl");
@@ -375,6 +377,14 @@ TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangBeforeTheTimeLimit) {
   EXPECT_EQ(news[0]["finding"]["subkind"], "missing_rank") << events;
   EXPECT_EQ(news[0]["finding"]["ranks"], json::array({3})) << events;
   EXPECT_NE(read_file(out + "/ringside.prom").find("ringside_job_hung{job="), std::string::npos);
+  // Stopped by the watch, not by the time limit; the analysis after it names the rank.
+  const std::string log = read_file(dir + "/ringside-train-" + job_id + ".out");
+  EXPECT_EQ(log.find("TIME LIMIT"), std::string::npos) << log;
+  json report = load_json(out + "/report.json");
+  ASSERT_FALSE(report.is_null()) << log;
+  const auto hangs = findings_of(report, "hang");
+  ASSERT_FALSE(hangs.empty()) << report.dump(2);
+  EXPECT_EQ(hangs[0]["ranks"], json::array({3})) << report.dump(2);
 }
 
 // 5b) The validation script, with extra flags passed through sbatch: the job fails
