@@ -161,6 +161,13 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
         << ": their clock offsets cannot be estimated, so times compared across these nodes "
            "are only as good as the nodes' clock sync\n";
   }
+  if (r.extra.contains("usage") &&
+      r.extra["usage"].value("probe_cpu_pct", nlohmann::json()).is_object()) {
+    const auto& cpu = r.extra["usage"]["probe_cpu_pct"];
+    out << "probe: its own threads used " << fmt("%.2f", cpu.value("mean", 0.0))
+        << "% of a core per rank (at most " << fmt("%.2f", cpu.value("max", 0.0)) << "%, on rank "
+        << cpu.value("max_rank", int64_t{-1}) << ")\n";
+  }
   shown << printable(out.str(), true);
 }
 
