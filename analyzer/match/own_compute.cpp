@@ -33,8 +33,11 @@ OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
 }
 
 OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
-  std::sort(ops.begin(), ops.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  // The union does not depend on the order of intervals that begin together, so
+  // intervals given in order of their beginning (OwnCompute's) are not sorted again.
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(ops.begin(), ops.end(), by_begin))
+    std::sort(ops.begin(), ops.end(), by_begin);
   std::vector<uint64_t> streams;
   for (const auto& o : ops) {
     if (std::find(streams.begin(), streams.end(), o.stream) == streams.end())
@@ -81,18 +84,6 @@ int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const
   return covered_to(to) - covered_to(from);
 }
 
-std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
-                                                 std::span<const OpRecord> ops) {
-  std::vector<OwnTimeline::Interval> out;
-  out.reserve(ops.size());
-  for (const OpRecord& op : ops) {
-    const OpTimes t = op_times(rank, op);
-    if (t.arrival != kNever && t.end != kNever && t.end > t.arrival)
-      out.push_back({t.arrival, t.end, op.stream});
-  }
-  return out;
-}
-
 OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
                        const KnownAlongside& known) {
   const size_t n = ops.size();
@@ -131,25 +122,29 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     }
     if (x.end != kNever) in_flight.push_back(i);
   }
-  std::vector<OwnTimeline::Interval> held, never_alongside;
-  for (size_t i = 0; i < n; ++i) {
+  // The timelines' intervals in order of arrival: each timeline need not sort them.
+  std::vector<OwnTimeline::Interval> every, held, never_alongside;
+  std::vector<int64_t> arrivals;  // ascending
+  every.reserve(n);
+  held.reserve(n);
+  never_alongside.reserve(n);
+  arrivals.reserve(n);
+  for (uint32_t i : order_) {
     const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
     if (k != Alongside::kHeld) flags_[i] |= kAlongside;
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
+    if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
-    if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
+    const OwnTimeline::Interval interval{t[i].arrival, t[i].end, ops[i].stream};
+    every.push_back(interval);
+    if ((flags_[i] & kSeen) == 0) held.push_back(interval);
     // Send/recv is never measured (GroupTable::ran_alongside): it may have run alongside.
     if (k == Alongside::kHeld && !trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
-      never_alongside.push_back({t[i].arrival, t[i].end, ops[i].stream});
+      never_alongside.push_back(interval);
   }
-  const OwnTimeline all(own_intervals(rank, ops));
+  const OwnTimeline all(std::move(every));
   const OwnTimeline timeline(std::move(held));
   const OwnTimeline never(std::move(never_alongside));
-
-  std::vector<int64_t> arrivals;  // ascending
-  for (uint32_t i : order_) {
-    if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
-  }
   // Ops that arrived in (from, to), beyond back-to-back distance of both ends.
   auto started_between = [&](int64_t from, int64_t to) {
     from += kBackToBackNs;
