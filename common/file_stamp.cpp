@@ -17,7 +17,10 @@ int64_t ns_of(const statx_timestamp& t) {
 
 Result<FileStamp> file_stamp(const std::string& path) {
   struct statx st {};
-  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS | STATX_BTIME, &st) != 0) {
+  // Network file systems cache attributes (NFS for up to a minute): ask the server,
+  // or a file written since would look unchanged.  Local file systems ignore it.
+  constexpr unsigned kWanted = STATX_BASIC_STATS | STATX_BTIME;
+  if (::statx(AT_FDCWD, path.c_str(), AT_STATX_FORCE_SYNC, kWanted, &st) != 0) {
     const int err = errno;
     return Status::error(path + ": cannot be examined: " + std::strerror(err));
   }

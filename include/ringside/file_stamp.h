@@ -25,7 +25,9 @@ struct FileStamp {
   bool operator==(const FileStamp&) const = default;
 };
 
-// Errors: the path cannot be examined (missing, permission), named with the cause.
+// Asks the file server where there is one (attributes cached by a network file
+// system client could be stale).  Errors: the path cannot be examined (missing,
+// permission), named with the cause.
 Result<FileStamp> file_stamp(const std::string& path);
 
 // Whether `now` may be the file `before` was taken of, grown or not: same device
