@@ -91,11 +91,14 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   for (size_t i = 0; i < n; ++i) t[i] = op_times(rank, ops[i]);
   order_.resize(n);
   for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+  auto earlier = [&](uint32_t a, uint32_t b) {
     const int64_t x = t[a].arrival == kNever ? INT64_MAX : t[a].arrival;
     const int64_t y = t[b].arrival == kNever ? INT64_MAX : t[b].arrival;
     return x < y;
-  });
+  };
+  // A rank's rows are mostly in order of arrival already.
+  if (!std::is_sorted(order_.begin(), order_.end(), earlier))
+    std::stable_sort(order_.begin(), order_.end(), earlier);
   before_.assign(n, std::nullopt);
   flags_.assign(n, 0);
 
@@ -145,19 +148,28 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   const OwnTimeline all(std::move(every));
   const OwnTimeline timeline(std::move(held));
   const OwnTimeline never(std::move(never_alongside));
-  // Ops that arrived in (from, to), beyond back-to-back distance of both ends.
-  auto started_between = [&](int64_t from, int64_t to) {
+  // Ops that arrived in (from, to), beyond back-to-back distance of both ends, where
+  // `to` is arrivals[at]: every arrival before it comes before `at`.  The one that
+  // decides is the latest before `to`, mostly a few places back from `at` (past the
+  // ops issued together with it): looked for there first, else by binary search.
+  auto started_between = [&](int64_t from, int64_t to, size_t at) {
     from += kBackToBackNs;
     to -= kBackToBackNs;
     if (to <= from) return false;
+    for (size_t k = at; k > 0 && at - k < 16; --k) {
+      if (arrivals[k - 1] <= from) return false;
+      if (arrivals[k - 1] < to) return true;
+    }
     const auto it = std::upper_bound(arrivals.begin(), arrivals.end(), from);
     return it != arrivals.end() && *it < to;
   };
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
+  size_t at = 0;                                       // of ops[i] in arrivals
   for (uint32_t i : order_) {
     const OpTimes& x = t[i];
     if (x.arrival == kNever) break;
+    const size_t here = at++;
     const uint64_t stream = ops[i].stream;
     if (x.end != kNever && all.other_busy(stream, x.arrival, x.end) > 0) flags_[i] |= kContended;
     auto prev = std::find_if(last_on.begin(), last_on.end(),
@@ -179,7 +191,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
         ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0 || waited_for_stream[i] != 0)) {
       continue;
     }
-    if (started_between(p.end, x.arrival)) flags_[i] |= kSplit;
+    if (started_between(p.end, x.arrival, here)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
     r[1] = gap - never.other_busy(stream, p.end, x.arrival);
