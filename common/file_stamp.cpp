@@ -36,7 +36,7 @@ Result<FileStamp> file_stamp(const std::string& path) {
 
 bool same_file(const FileStamp& before, const FileStamp& now) {
   if (before.dev != now.dev || before.ino != now.ino) return false;
-  if (before.btime_ns != 0 && now.btime_ns != 0 && before.btime_ns != now.btime_ns) return false;
+  if (before.btime_ns != 0 && now.btime_ns != 0) return before.btime_ns == now.btime_ns;
   return now.size >= before.size;
 }
 

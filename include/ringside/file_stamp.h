@@ -4,8 +4,11 @@
 //
 // Device and inode alone do not name a file for good: once a file is removed
 // and closed, a new file may get its inode.  The creation time (statx) tells
-// them apart where the file system records it; elsewhere, trace files only
-// grow, so one smaller than the file seen before under that name is another.
+// them apart where the file system records it.  Elsewhere a file smaller than
+// the one seen before under that name is taken for another: trace files grow
+// while written (a writer that closes its file may shrink it a little, as HDF5
+// releases space it had reserved at the end: then the file is opened anew,
+// which costs an open, never data).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +34,7 @@ struct FileStamp {
 Result<FileStamp> file_stamp(const std::string& path);
 
 // Whether `now` may be the file `before` was taken of, grown or not: same device
-// and inode, the same creation time where both know it, and no smaller.
+// and inode, and the same creation time where both know it, else no smaller.
 bool same_file(const FileStamp& before, const FileStamp& now);
 
 }  // namespace ringside::trace
