@@ -1,7 +1,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,11 +28,6 @@ namespace fs = std::filesystem;
 constexpr int64_t kMaxRanksPerFile = 256;
 constexpr auto kMetadataCheckLimit = std::chrono::seconds(60);
 constexpr int kReadError = 3;  // the metadata check's exit code for "not a usable trace"
-
-bool looks_like_trace(const std::string& name) {
-  return name.rfind("ringside-", 0) == 0 && name.size() > 3 &&
-         name.compare(name.size() - 3, 3, ".h5") == 0;
-}
 
 // HDF5 1.10 reads variable-length string attributes from the global heap,
 // whose objects carry no checksum: a corrupt length there can crash or hang
@@ -123,6 +117,11 @@ Status select_step(const std::string& dir, const std::map<std::string, size_t>& 
 
 }  // namespace
 
+bool is_trace_file_name(const std::string& name) {
+  return name.rfind("ringside-", 0) == 0 && name.size() > 3 &&
+         name.compare(name.size() - 3, 3, ".h5") == 0;
+}
+
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
                                        const std::optional<std::string>& step,
                                        TraceDirCache* cache) {
@@ -138,7 +137,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
   for (; it != end; it.increment(ec)) {
     if (ec) return Status::error(dir + ": cannot list directory: " + ec.message());
     const std::string name = it->path().filename().string();
-    if (!looks_like_trace(name)) continue;
+    if (!is_trace_file_name(name)) continue;
     const std::string path = it->path().string();
     // Each entry is judged on its own: a dangling link or a loop is named and
     // skipped, never the end of the listing.
@@ -181,13 +180,15 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
   std::vector<Opened> opened;
   std::vector<std::string> version_errors;
   for (const std::string& path : candidates) {
-    struct stat st {};
-    const bool known = cache != nullptr && stat(path.c_str(), &st) == 0;
-    if (known) {
+    std::optional<FileStamp> stamp;
+    if (cache != nullptr) {
+      if (auto now = file_stamp(path); now.ok()) stamp = now.value();
+    }
+    if (stamp) {
       auto seen = cache->files.find(path);
-      if (seen != cache->files.end() && seen->second.dev == st.st_dev &&
-          seen->second.ino == st.st_ino) {
-        const TraceDirCache::Entry& e = seen->second;
+      if (seen != cache->files.end() && same_file(seen->second.stamp, *stamp)) {
+        TraceDirCache::Entry& e = seen->second;
+        e.stamp = *stamp;  // a later replacement is compared with the size seen last
         opened.push_back({path, e.job, e.step, e.rank, e.world_size});
         continue;
       }
@@ -209,13 +210,8 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
     }
     const TraceMeta& meta = reader.value()->meta();
     opened.push_back({path, meta.job_id, meta.step_id, meta.rank, meta.world_size});
-    if (known) {
-      cache->files[path] = {static_cast<uint64_t>(st.st_dev),
-                            static_cast<uint64_t>(st.st_ino),
-                            meta.job_id,
-                            meta.step_id,
-                            meta.rank,
-                            meta.world_size};
+    if (stamp) {
+      cache->files[path] = {*stamp, meta.job_id, meta.step_id, meta.rank, meta.world_size};
     }
   }
   if (!version_errors.empty() && opened.empty()) {

@@ -1,7 +1,6 @@
 #include "ringside/trace_reader_cache.h"
 
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -32,12 +31,11 @@ TraceReaderCache::TraceReaderCache(std::optional<size_t> max_open) {
 }
 
 Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::string& path) {
-  struct stat st {};
-  const bool known = ::stat(path.c_str(), &st) == 0;
+  auto stamp = file_stamp(path);
   auto it = kept_.find(path);
   if (it != kept_.end()) {
-    if (known && it->second.dev == static_cast<uint64_t>(st.st_dev) &&
-        it->second.ino == static_cast<uint64_t>(st.st_ino)) {
+    if (stamp.ok() && same_file(it->second.stamp, stamp.value())) {
+      it->second.stamp = stamp.value();
       return it->second.reader;
     }
     kept_.erase(it);  // replaced or gone: that file is not this path's any more
@@ -46,9 +44,7 @@ Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::str
   if (!opened.ok()) return opened.status();
   ++files_opened_;
   std::shared_ptr<const TraceReader> reader(std::move(opened.value()));
-  if (known && kept_.size() < max_open_) {
-    kept_[path] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), reader};
-  }
+  if (stamp.ok() && kept_.size() < max_open_) kept_[path] = {stamp.value(), reader};
   return reader;
 }
 

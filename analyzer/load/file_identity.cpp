@@ -1,15 +1,16 @@
 #include "load/file_identity.h"
 
-#include <sys/stat.h>
+#include "ringside/file_stamp.h"
 
 namespace ringside::analysis {
 
 Result<FileIdentity> file_identity(const std::string& path, const trace::TraceMeta& meta) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": no such file");
+  auto stamp = trace::file_stamp(path);
+  if (!stamp.ok()) return stamp.status();
   FileIdentity id;
-  id.dev = static_cast<uint64_t>(st.st_dev);
-  id.ino = static_cast<uint64_t>(st.st_ino);
+  id.dev = stamp->dev;
+  id.ino = stamp->ino;
+  id.btime_ns = stamp->btime_ns;
   id.clock_realtime_ns = meta.clock_realtime_ns;
   id.clock_monotonic_ns = meta.clock_monotonic_ns;
   id.pid = meta.pid;

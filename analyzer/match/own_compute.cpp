@@ -33,8 +33,11 @@ OpTimes op_times(const RankInfo& rank, const OpRecord& op) {
 }
 
 OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
-  std::sort(ops.begin(), ops.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  // The union does not depend on the order of intervals that begin together, so
+  // intervals given in order of their beginning (OwnCompute's) are not sorted again.
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(ops.begin(), ops.end(), by_begin))
+    std::sort(ops.begin(), ops.end(), by_begin);
   std::vector<uint64_t> streams;
   for (const auto& o : ops) {
     if (std::find(streams.begin(), streams.end(), o.stream) == streams.end())
@@ -81,18 +84,6 @@ int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const
   return covered_to(to) - covered_to(from);
 }
 
-std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
-                                                 std::span<const OpRecord> ops) {
-  std::vector<OwnTimeline::Interval> out;
-  out.reserve(ops.size());
-  for (const OpRecord& op : ops) {
-    const OpTimes t = op_times(rank, op);
-    if (t.arrival != kNever && t.end != kNever && t.end > t.arrival)
-      out.push_back({t.arrival, t.end, op.stream});
-  }
-  return out;
-}
-
 OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
                        const KnownAlongside& known) {
   const size_t n = ops.size();
@@ -100,11 +91,14 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   for (size_t i = 0; i < n; ++i) t[i] = op_times(rank, ops[i]);
   order_.resize(n);
   for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+  auto earlier = [&](uint32_t a, uint32_t b) {
     const int64_t x = t[a].arrival == kNever ? INT64_MAX : t[a].arrival;
     const int64_t y = t[b].arrival == kNever ? INT64_MAX : t[b].arrival;
     return x < y;
-  });
+  };
+  // A rank's rows are mostly in order of arrival already.
+  if (!std::is_sorted(order_.begin(), order_.end(), earlier))
+    std::stable_sort(order_.begin(), order_.end(), earlier);
   before_.assign(n, std::nullopt);
   flags_.assign(n, 0);
 
@@ -131,38 +125,51 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     }
     if (x.end != kNever) in_flight.push_back(i);
   }
-  std::vector<OwnTimeline::Interval> held, never_alongside;
-  for (size_t i = 0; i < n; ++i) {
+  // The timelines' intervals in order of arrival: each timeline need not sort them.
+  std::vector<OwnTimeline::Interval> every, held, never_alongside;
+  std::vector<int64_t> arrivals;  // ascending
+  every.reserve(n);
+  held.reserve(n);
+  never_alongside.reserve(n);
+  arrivals.reserve(n);
+  for (uint32_t i : order_) {
     const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
     if (k != Alongside::kHeld) flags_[i] |= kAlongside;
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
+    if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
-    if ((flags_[i] & kSeen) == 0) held.push_back({t[i].arrival, t[i].end, ops[i].stream});
+    const OwnTimeline::Interval interval{t[i].arrival, t[i].end, ops[i].stream};
+    every.push_back(interval);
+    if ((flags_[i] & kSeen) == 0) held.push_back(interval);
     // Send/recv is never measured (GroupTable::ran_alongside): it may have run alongside.
     if (k == Alongside::kHeld && !trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
-      never_alongside.push_back({t[i].arrival, t[i].end, ops[i].stream});
+      never_alongside.push_back(interval);
   }
-  const OwnTimeline all(own_intervals(rank, ops));
+  const OwnTimeline all(std::move(every));
   const OwnTimeline timeline(std::move(held));
   const OwnTimeline never(std::move(never_alongside));
-
-  std::vector<int64_t> arrivals;  // ascending
-  for (uint32_t i : order_) {
-    if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
-  }
-  // Ops that arrived in (from, to), beyond back-to-back distance of both ends.
-  auto started_between = [&](int64_t from, int64_t to) {
+  // Ops that arrived in (from, to), beyond back-to-back distance of both ends, where
+  // `to` is arrivals[at]: every arrival before it comes before `at`.  The one that
+  // decides is the latest before `to`, mostly a few places back from `at` (past the
+  // ops issued together with it): looked for there first, else by binary search.
+  auto started_between = [&](int64_t from, int64_t to, size_t at) {
     from += kBackToBackNs;
     to -= kBackToBackNs;
     if (to <= from) return false;
+    for (size_t k = at; k > 0 && at - k < 16; --k) {
+      if (arrivals[k - 1] <= from) return false;
+      if (arrivals[k - 1] < to) return true;
+    }
     const auto it = std::upper_bound(arrivals.begin(), arrivals.end(), from);
     return it != arrivals.end() && *it < to;
   };
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
+  size_t at = 0;                                       // of ops[i] in arrivals
   for (uint32_t i : order_) {
     const OpTimes& x = t[i];
     if (x.arrival == kNever) break;
+    const size_t here = at++;
     const uint64_t stream = ops[i].stream;
     if (x.end != kNever && all.other_busy(stream, x.arrival, x.end) > 0) flags_[i] |= kContended;
     auto prev = std::find_if(last_on.begin(), last_on.end(),
@@ -184,7 +191,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
         ((flags_[pi] & kSeen) == 0 || waited_for_stream[pi] != 0 || waited_for_stream[i] != 0)) {
       continue;
     }
-    if (started_between(p.end, x.arrival)) flags_[i] |= kSplit;
+    if (started_between(p.end, x.arrival, here)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
     r[1] = gap - never.other_busy(stream, p.end, x.arrival);

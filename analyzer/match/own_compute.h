@@ -79,10 +79,6 @@ class OwnTimeline {
   Merged all_{};
 };
 
-// The rank's ops (complete ones) as intervals, in job time.
-std::vector<OwnTimeline::Interval> own_intervals(const RankInfo& rank,
-                                                 std::span<const trace::OpRecord> ops);
-
 // The readings of a rank's own compute before one op, ns, where "held" is the time
 // inside its ops on other streams that did not run alongside:
 //   0  since the previous op on its stream ended, minus held time

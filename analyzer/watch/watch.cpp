@@ -20,6 +20,7 @@
 #include "ringside/trace_reader_cache.h"
 #include "ringside/count_text.h"
 #include "watch/finding_debounce.h"
+#include "watch/unchanged_traces.h"
 
 namespace ringside::analysis::watch {
 namespace {
@@ -229,15 +230,27 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   analyze.reader_cache = &open_files;
   analyze.row_cache = &window_rows;
   analyze.tables_cache = &rank_tables;
+  UnchangedTraces unchanged;
   for (;;) {
-    auto result = analyze_directory(o.dir, analyze);
-    if (!result.ok()) {
+    // No trace changed since the last analysis: its report is the one a new
+    // analysis would give (unchanged_traces.h).
+    const bool reused = unchanged.check(o.dir) && last.has_value();
+    Status failed;
+    if (!reused) {
+      if (auto result = analyze_directory(o.dir, analyze); result.ok()) {
+        unchanged.analyzed();
+        last = std::move(result.value());
+      } else {
+        failed = result.status();
+      }
+    }
+    if (!failed.ok()) {
       // Before the job starts there is nothing to read yet: say so once.
-      if (result.message() != last_error) err << "ringside watch: " << result.message() << "\n";
-      last_error = result.message();
+      if (failed.message() != last_error) err << "ringside watch: " << failed.message() << "\n";
+      last_error = failed.message();
     } else {
       last_error.clear();
-      const Report& r = result.value();
+      const Report& r = *last;
       const int64_t traced = r.extra.value("ranks_traced", int64_t{0});
       const int64_t closed = r.extra.value("ranks_closed", int64_t{0});
       int64_t dead = 0;
@@ -263,12 +276,12 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
                                 : 0;
         out << "[" << utc_now() << "] " << count_text(r.ranks, "rank") << ", " << r.records
             << " op records (" << fmt("%.0f", rate) << "/s), verdict " << r.verdict << ", "
-            << count_text(static_cast<int64_t>(r.findings.size()), "finding") << "\n";
+            << count_text(static_cast<int64_t>(r.findings.size()), "finding")
+            << (reused ? ", analysis reused (no trace changed)" : "") << "\n";
         out.flush();
         last_records = r.records;
         last_time = t;
       }
-      last = r;
       if (!o.prom.empty()) {
         if (Status st = write_output_file(o.prom, prometheus_text(r), '#'); !st.ok())
           err << "ringside watch: --prom " << st.message() << "\n";

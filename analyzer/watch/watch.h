@@ -3,7 +3,8 @@
 // window, load/op_window.h: the rows before it are scanned once, never
 // re-read) of what the probes have flushed so far (SWMR reads) and compares the findings with the
 // previous polls' (finding_debounce.h): new ones are printed, written as events and handed to the
-// --on-finding command; cleared ones are written as events.  The watch ends when every rank's trace
+// --on-finding command; cleared ones are written as events.  A poll that finds no trace file
+// changed reuses the last analysis (unchanged_traces.h).  The watch ends when every rank's trace
 // is closed or after --until, with the same final report as `ringside analyze`.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ringside/file_stamp.h"
 #include "ringside/status.h"
 #include "ringside/trace_meta.h"
 #include "ringside/trace_schema.h"
@@ -83,16 +84,19 @@ struct TraceDirListing {
 
 // Headers already read, by path, for a caller that lists one directory again
 // and again (`ringside watch`): a file's metadata is written once, before any
-// op, so a file that is still the same one (device and inode) is not opened
-// again to list it.
+// op, so a file that is still the same one (file_stamp.h: device, inode and
+// creation time, no smaller) is not opened again to list it.
 struct TraceDirCache {
   struct Entry {
-    uint64_t dev = 0, ino = 0;
+    FileStamp stamp;  // when its header was read
     std::string job, step;
     int64_t rank = -1, world_size = 0;
   };
   std::map<std::string, Entry> files;
 };
+
+// Whether a directory entry's name is that of a trace file (ringside-*.h5).
+bool is_trace_file_name(const std::string& name);
 
 // What `--step` takes to select the files that have no step id (written
 // outside a Slurm job step, or before step ids were recorded).

@@ -4,9 +4,9 @@
 // reading what a writer appended since the last poll, which an open reader
 // sees after a dataset refresh.
 //
-// A file replaced under the same name (another device or inode) is opened
-// anew.  Open files cost a descriptor each: at most max_open() are kept; files
-// beyond it are opened per use and closed after it, as without a cache.
+// A file replaced under the same name (file_stamp.h: another device or inode,
+// creation time, or a smaller size) is opened anew.  Open files cost a descriptor each: at most
+// max_open() are kept; files beyond it are opened per use and closed after it, as without a cache.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "ringside/file_stamp.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 
@@ -45,7 +46,7 @@ class TraceReaderCache {
 
  private:
   struct Kept {
-    uint64_t dev = 0, ino = 0;
+    FileStamp stamp;  // when opened
     std::shared_ptr<const TraceReader> reader;
   };
   size_t max_open_ = 0;

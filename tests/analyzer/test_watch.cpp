@@ -2,7 +2,10 @@
 // read of newer data, unless the job is over and the files are whole.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "analyze.h"
 #include "load/rank_tables.h"
@@ -13,6 +16,8 @@
 #include "synth/synth_writer.h"
 #include "test_util.h"
 #include "watch/finding_debounce.h"
+#include "watch/unchanged_traces.h"
+#include "watch/watch.h"
 
 namespace ringside::analysis::watch {
 namespace {
@@ -244,6 +249,81 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   }
   EXPECT_EQ(seqs(cache.rows(path)), range(576, 640));
   ASSERT_TRUE(w.value()->close().ok());
+}
+
+// A poll reuses the last analysis only while no trace file changed, and only once
+// the files' stamps had been seen kSettle before that analysis began (a write in
+// the same tick of the file times would not show in them).
+TEST(UnchangedTraces, APollReusesTheLastAnalysisOnlyWhileNoTraceChanged) {
+  test::TempDir dir("watch-unchanged");
+  ASSERT_TRUE(write_live_job(dir.path(), {}));
+  using std::chrono::milliseconds;
+  const auto t0 = UnchangedTraces::Clock::now();
+  auto at = [&](int ms) { return t0 + milliseconds(ms); };
+  UnchangedTraces u;
+  EXPECT_FALSE(u.check(dir.path(), at(0))) << "nothing analyzed yet";
+  u.analyzed();
+  EXPECT_FALSE(u.check(dir.path(), at(1000))) << "stamps seen only as the analysis began";
+  u.analyzed();
+  EXPECT_FALSE(u.check(dir.path(), at(2500))) << "nor a second before it";
+  u.analyzed();
+  EXPECT_TRUE(u.check(dir.path(), at(3000)));
+  EXPECT_TRUE(u.check(dir.path(), at(60000)));
+  EXPECT_EQ(u.polls_reused(), 2u);
+
+  // A rank's file written to (its times change): analyzed again.
+  const std::string rank3 = dir.path() + "/" + trace::trace_file_name("synth", 3);
+  ASSERT_TRUE(std::filesystem::exists(rank3));
+  std::filesystem::last_write_time(
+      rank3, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_FALSE(u.check(dir.path(), at(61000))) << "the changed rank is picked up";
+  u.analyzed();
+  EXPECT_FALSE(u.check(dir.path(), at(62000)));
+  u.analyzed();
+  EXPECT_FALSE(u.check(dir.path(), at(63500)));
+  u.analyzed();
+  EXPECT_TRUE(u.check(dir.path(), at(64000)));
+
+  // A rank's file appears, then goes.
+  const std::string rank8 = dir.path() + "/" + trace::trace_file_name("synth", 8);
+  std::filesystem::copy_file(rank3, rank8);
+  EXPECT_FALSE(u.check(dir.path(), at(70000))) << "a new trace file";
+  u.analyzed();
+  std::filesystem::remove(rank8);
+  EXPECT_FALSE(u.check(dir.path(), at(80000))) << "a trace file removed";
+  EXPECT_EQ(u.polls_reused(), 3u);
+}
+
+// `ringside watch` on a job whose files no longer change: once they have settled,
+// its polls reuse the last analysis (the status line says so) and report the same.
+TEST(WatchPoll, PollsWithNoNewDataReuseTheLastAnalysis) {
+  test::TempDir dir("watch-no-new-data");
+  ASSERT_TRUE(write_live_job(dir.path(), {"straggler:rank=5,factor=1.3"}));
+  WatchOptions o;
+  o.dir = dir.path();
+  o.poll_s = 0.2;
+  o.until_s = 6;  // the files settle 2 s after they are first seen (unchanged_traces.h)
+  o.analyze.window_ops = 64;
+  std::ostringstream out, err;
+  run_watch(o, out, err);
+  // Status lines without their time, rate and reuse note: counts, verdict, findings.
+  const std::regex noise(R"(^\[[^\]]*\] | \([0-9]+/s\)|, analysis reused \(no trace changed\))");
+  int analyzed = 0, reused = 0;
+  std::string line, last_analyzed;
+  for (std::istringstream in(out.str()); std::getline(in, line);) {
+    if (line.find(" op records (") == std::string::npos) continue;
+    const std::string status = std::regex_replace(line, noise, "");
+    if (line.find("analysis reused (no trace changed)") == std::string::npos) {
+      ++analyzed;
+      last_analyzed = status;
+    } else {
+      ++reused;
+      EXPECT_EQ(status, last_analyzed) << "a reused analysis reports what it reported";
+    }
+  }
+  EXPECT_GE(analyzed, 1) << out.str();
+  EXPECT_GE(reused, 1) << "polls with no new data reuse the analysis\n" << out.str();
+  EXPECT_NE(out.str().find("new finding"), std::string::npos) << "the straggler is announced";
 }
 
 }  // namespace
