@@ -73,11 +73,12 @@ void note_read_errors(TraceSet& set, const std::vector<ReadError>& errors) {
 
 // One pass over the rank files.  Alone: over every file.  In a parallel analysis, over
 // this process's share; then every process's read errors and `save`d partial state are
-// exchanged and handed to `merge` in process order (= rank order), on every process.
-template <typename Fn, typename Save, typename Merge>
+// exchanged and, after `begin`, handed to `merge` in process order (= rank order), on
+// every process.
+template <typename Fn, typename Save, typename Begin, typename Merge>
 void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share,
               WindowRowCache* cache, const AnalyzeOptions& options, Progress& progress,
-              const std::string& phase, Fn fn, Save save, Merge merge) {
+              const std::string& phase, Fn fn, Save save, Begin begin, Merge merge) {
   std::vector<ReadError> errors =
       for_each_rank_rows(set, share, cache, options, progress, phase, fn);
   if (group == nullptr) {
@@ -91,21 +92,18 @@ void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share
     w.put_string(e.message);
   }
   save(w);
-  std::vector<std::string> parts = group->all_gather(w.take());
-  std::vector<ByteReader> readers_of_parts;
   errors.clear();
-  for (const std::string& part : parts) {
-    ByteReader& r = readers_of_parts.emplace_back(part);
+  begin();
+  group->all_gather(w.take(), [&](std::string_view part) {
+    ByteReader r(part);
     for (auto n = r.get<uint64_t>(); n > 0; --n) {
       const auto rank = r.get<int64_t>();
       errors.push_back({rank, r.get_string()});
     }
-  }
-  note_read_errors(set, errors);
-  merge(readers_of_parts);
-  for (const ByteReader& r : readers_of_parts) {
+    merge(r);
     if (!r.done()) throw std::runtime_error("parallel analysis: a partial state was not all read");
-  }
+  });
+  note_read_errors(set, errors);
 }
 
 }  // namespace
@@ -153,10 +151,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
       set, group, share, row_cache, options, progress, "matching ops",
       [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows); },
       [&](ByteWriter& w) { matched->save_partial(w); },
-      [&](std::vector<ByteReader>& parts) {
-        matched = std::make_unique<GroupTable>(set);
-        for (ByteReader& r : parts) matched->merge_partial(r);
-      });
+      [&] { matched = std::make_unique<GroupTable>(set); },
+      [&](ByteReader& r) { matched->merge_partial(r); });
   // Ranks whose ops could not all be read added nothing to the table: they are
   // missing from here on (one pass over the files, whatever is damaged).
   exclude_unreadable_ranks(set);
@@ -170,21 +166,16 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     run_pass(
         set, group, share, row_cache, options, progress, "attributing compute",
         [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows); },
-        [&](ByteWriter& w) { matched->save_gaps(w); },
-        [&](std::vector<ByteReader>& parts) {
-          matched->reset_gaps();
-          for (ByteReader& r : parts) matched->merge_gaps(r);
-        });
+        [&](ByteWriter& w) { matched->save_gaps(w); }, [&] { matched->reset_gaps(); },
+        [&](ByteReader& r) { matched->merge_gaps(r); });
   }
   auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
   run_pass(
       set, group, share, row_cache, options, progress, "measuring lateness",
       [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows); },
       [&](ByteWriter& w) { measured->save_partial(w, share); },
-      [&](std::vector<ByteReader>& parts) {
-        measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
-        for (ByteReader& r : parts) measured->merge_partial(r);
-      });
+      [&] { measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin); },
+      [&](ByteReader& r) { measured->merge_partial(r); });
   // The report is process 0's to build and write.
   if (group != nullptr && group->rank() != 0) return Report{};
   const GroupTable& table = *matched;

@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "parallel/process_group.h"
@@ -30,28 +32,40 @@ class MpiProcessGroup final : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  std::vector<std::string> all_gather(const std::string& mine) override {
+  void all_gather(const std::string& mine,
+                  const std::function<void(std::string_view)>& each) override {
+    wait_for_all();
     std::vector<uint64_t> sizes(static_cast<size_t>(size_));
     uint64_t my_size = mine.size();
     check("MPI_Allgather",
           MPI_Allgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD));
-    std::vector<std::string> all(static_cast<size_t>(size_));
+    std::string theirs;
     for (int p = 0; p < size_; ++p) {
-      std::string& s = all[static_cast<size_t>(p)];
-      if (p == rank_) {
-        s = mine;
-      } else {
-        s.resize(sizes[static_cast<size_t>(p)]);
+      if (p != rank_) theirs.resize(sizes[static_cast<size_t>(p)]);
+      char* data = p == rank_ ? const_cast<char*>(mine.data()) : theirs.data();
+      for (uint64_t at = 0; at < sizes[static_cast<size_t>(p)]; at += kMaxPiece) {
+        const auto n =
+            static_cast<int>(std::min<uint64_t>(kMaxPiece, sizes[static_cast<size_t>(p)] - at));
+        check("MPI_Bcast", MPI_Bcast(data + at, n, MPI_BYTE, p, MPI_COMM_WORLD));
       }
-      for (uint64_t at = 0; at < s.size(); at += kMaxPiece) {
-        const auto n = static_cast<int>(std::min<uint64_t>(kMaxPiece, s.size() - at));
-        check("MPI_Bcast", MPI_Bcast(s.data() + at, n, MPI_BYTE, p, MPI_COMM_WORLD));
-      }
+      each(p == rank_ ? std::string_view(mine) : std::string_view(theirs));
     }
-    return all;
   }
 
  private:
+  // Processes finish their share at different times: the early ones wait here sleeping,
+  // not in a collective that polls (MPI's waits spin, taking a core from the ones still
+  // reading).
+  void wait_for_all() {
+    MPI_Request request;
+    check("MPI_Ibarrier", MPI_Ibarrier(MPI_COMM_WORLD, &request));
+    for (int done = 0;;) {
+      check("MPI_Test", MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+      if (done) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
   // Errors return (MPI_ERRORS_RETURN); one process failing an exchange cannot go on,
   // and the others would wait for it: end them all.
   static void check(const char* call, int code) {

@@ -8,9 +8,10 @@
 // needs no MPI library at run time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
-#include <vector>
+#include <string_view>
 
 namespace ringside::analysis {
 
@@ -19,9 +20,11 @@ class ProcessGroup {
   virtual ~ProcessGroup() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Every process's `mine`, in process order, on every process (collective: every
-  // process calls it the same number of times).
-  virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
+  // Hands every process's `mine` to `each`, in process order, on every process, one at
+  // a time (a process holds its own and one other at once).  Collective: every process
+  // calls it the same number of times.
+  virtual void all_gather(const std::string& mine,
+                          const std::function<void(std::string_view)>& each) = 0;
 };
 
 // The plugin's entry point: initializes MPI; null with `error` set if it cannot.
