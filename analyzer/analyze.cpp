@@ -122,6 +122,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   WindowRowCache* row_cache = options.window_ops > 0 ? options.row_cache : nullptr;
   load.row_cache = row_cache;
   load.tables_cache = options.tables_cache;
+  load.group = options.group;
   auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
