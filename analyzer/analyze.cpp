@@ -73,37 +73,51 @@ void note_read_errors(TraceSet& set, const std::vector<ReadError>& errors) {
 
 // One pass over the rank files.  Alone: over every file.  In a parallel analysis, over
 // this process's share; then every process's read errors and `save`d partial state are
-// exchanged and, after `begin`, handed to `merge` in process order (= rank order), on
-// every process.
-template <typename Fn, typename Save, typename Begin, typename Merge>
+// exchanged, in `pieces` pieces one after the other (`save(w, piece, pieces)`), and
+// handed to `merge(r, piece, pieces, fresh)` in process order (= rank order), on every
+// process.  Process 0, whose part comes first, merges the others into the state it
+// has.  The others build the state anew from every part: `fresh` is set for the first
+// part of each piece, whose state starts from it; `adopt` then takes the new state.
+template <typename Fn, typename Save, typename Merge, typename Adopt>
 void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share,
               WindowRowCache* cache, const AnalyzeOptions& options, Progress& progress,
-              const std::string& phase, Fn fn, Save save, Begin begin, Merge merge) {
+              const std::string& phase, size_t pieces, Fn fn, Save save, Merge merge, Adopt adopt) {
   std::vector<ReadError> errors =
       for_each_rank_rows(set, share, cache, options, progress, phase, fn);
   if (group == nullptr) {
     note_read_errors(set, errors);
     return;
   }
-  ByteWriter w;
-  w.put<uint64_t>(errors.size());
-  for (const ReadError& e : errors) {
-    w.put<int64_t>(e.rank);
-    w.put_string(e.message);
-  }
-  save(w);
-  errors.clear();
-  begin();
-  group->all_gather(w.take(), [&](std::string_view part) {
-    ByteReader r(part);
-    for (auto n = r.get<uint64_t>(); n > 0; --n) {
-      const auto rank = r.get<int64_t>();
-      errors.push_back({rank, r.get_string()});
+  const bool first = group->rank() == 0;
+  std::vector<ReadError> all_errors;
+  for (size_t piece = 0; piece < pieces; ++piece) {
+    ByteWriter w;
+    if (piece == 0) {
+      w.put<uint64_t>(errors.size());
+      for (const ReadError& e : errors) {
+        w.put<int64_t>(e.rank);
+        w.put_string(e.message);
+      }
     }
-    merge(r);
-    if (!r.done()) throw std::runtime_error("parallel analysis: a partial state was not all read");
-  });
-  note_read_errors(set, errors);
+    save(w, piece, pieces);
+    int part_index = 0;
+    group->all_gather(w.take(), [&](std::string_view part) {
+      ByteReader r(part);
+      if (piece == 0) {
+        for (auto n = r.get<uint64_t>(); n > 0; --n) {
+          const auto rank = r.get<int64_t>();
+          all_errors.push_back({rank, r.get_string()});
+        }
+      }
+      const bool fresh = part_index++ == 0;
+      if (first && fresh) return;  // its own state, already held
+      merge(r, piece, pieces, fresh);
+      if (!r.done())
+        throw std::runtime_error("parallel analysis: a partial state was not all read");
+    });
+  }
+  if (!first) adopt();
+  note_read_errors(set, all_errors);
 }
 
 }  // namespace
@@ -148,12 +162,19 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   using Rows = std::span<const trace::OpRecord>;
   auto matched = std::make_unique<GroupTable>(set);
+  // The per-op table is exchanged a slice of communicators at a time (run_pass); the
+  // processes after the first merge into a new table, `next`, which then replaces theirs.
+  const size_t pieces = std::clamp<size_t>(set.comms.size(), 1, 16);
+  std::unique_ptr<GroupTable> next;
   run_pass(
-      set, group, share, row_cache, options, progress, "matching ops",
+      set, group, share, row_cache, options, progress, "matching ops", pieces,
       [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows); },
-      [&](ByteWriter& w) { matched->save_partial(w); },
-      [&] { matched = std::make_unique<GroupTable>(set); },
-      [&](ByteReader& r) { matched->merge_partial(r); });
+      [&](ByteWriter& w, size_t piece, size_t n) { matched->save_partial(w, piece, n); },
+      [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
+        if (fresh && piece == 0) next = std::make_unique<GroupTable>(set);
+        (next ? *next : *matched).merge_partial(r, piece, n);
+      },
+      [&] { matched = std::move(next); });
   // Ranks whose ops could not all be read added nothing to the table: they are
   // missing from here on (one pass over the files, whatever is damaged).
   exclude_unreadable_ranks(set);
@@ -164,19 +185,28 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // stream of their own) are measured again once that is known.
   if (matched->any_alongside()) {
     matched->reset_gaps();
+    // In place: a slice's gaps start anew once this process's own are saved.
     run_pass(
-        set, group, share, row_cache, options, progress, "attributing compute",
+        set, group, share, row_cache, options, progress, "attributing compute", pieces,
         [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows); },
-        [&](ByteWriter& w) { matched->save_gaps(w); }, [&] { matched->reset_gaps(); },
-        [&](ByteReader& r) { matched->merge_gaps(r); });
+        [&](ByteWriter& w, size_t piece, size_t n) { matched->save_gaps(w, piece, n); },
+        [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
+          if (fresh) matched->reset_gaps(piece, n);
+          matched->merge_gaps(r, piece, n);
+        },
+        [] {});
   }
   auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
   run_pass(
-      set, group, share, row_cache, options, progress, "measuring lateness",
+      set, group, share, row_cache, options, progress, "measuring lateness", 1,
       [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows); },
-      [&](ByteWriter& w) { measured->save_partial(w, share); },
-      [&] { measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin); },
-      [&](ByteReader& r) { measured->merge_partial(r); });
+      [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
+      [&](ByteReader& r, size_t, size_t, bool fresh) {
+        if (fresh)
+          measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
+        measured->merge_partial(r);
+      },
+      [] {});
   // The report is process 0's to build and write.
   if (group != nullptr && group->rank() != 0) return Report{};
   const GroupTable& table = *matched;

@@ -308,9 +308,9 @@ void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split)
   g.split += split ? 1 : 0;
 }
 
-void GroupTable::reset_gaps() {
-  for (auto& cg : comms_) {
-    for (GroupAgg& g : cg.groups) {
+void GroupTable::reset_gaps(size_t part, size_t parts) {
+  for (size_t ci = comms_.size() * part / parts; ci < comms_.size() * (part + 1) / parts; ++ci) {
+    for (GroupAgg& g : comms_[ci].groups) {
       g.gap_sum = {};
       g.gap_min = kNoGapMin;
       g.gap_max = kNoGapMax;

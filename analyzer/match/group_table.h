@@ -171,7 +171,8 @@ class GroupTable {
   // then add_gaps() per rank.
   Alongside ran_alongside(const trace::OpRecord& op) const;
   bool any_alongside() const { return any_alongside_; }
-  void reset_gaps();
+  // Of the communicators of slice `part` of `parts` only (a parallel analysis: below).
+  void reset_gaps(size_t part = 0, size_t parts = 1);
   Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows);
 
   const TraceSet& set() const { return set_; }
@@ -191,10 +192,13 @@ class GroupTable {
   // process adds its share of the ranks, in rank order, and saves what that added; every
   // process then merges all processes' partials, in process order, into a fresh table
   // and holds the one a single pass over every rank builds.  Likewise for add_gaps.
-  void save_partial(ByteWriter& w) const;
-  void merge_partial(ByteReader& r);
-  void save_gaps(ByteWriter& w) const;
-  void merge_gaps(ByteReader& r);
+  // A partial is exchanged in `parts` pieces (piece `part`: the groups of a slice of the
+  // communicators; the last also the rest), so that a process holds one piece of another
+  // process's partial at a time, not the whole.
+  void save_partial(ByteWriter& w, size_t part, size_t parts) const;
+  void merge_partial(ByteReader& r, size_t part, size_t parts);
+  void save_gaps(ByteWriter& w, size_t part, size_t parts) const;
+  void merge_gaps(ByteReader& r, size_t part, size_t parts);
 
  private:
   struct P2PKey {

@@ -5,18 +5,31 @@
 // signature is the first member's, and samples keep the smallest keys (KeyedSample).
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "match/group_table.h"
 
 namespace ringside::analysis {
 
-void GroupTable::save_partial(ByteWriter& w) const {
-  w.put<uint64_t>(records_);
-  for (const CommGroups& cg : comms_) {
+namespace {
+
+// The communicators whose groups piece `part` of `parts` carries (as reset_gaps).
+std::pair<size_t, size_t> comm_slice(size_t comms, size_t part, size_t parts) {
+  return {comms * part / parts, comms * (part + 1) / parts};
+}
+
+}  // namespace
+
+void GroupTable::save_partial(ByteWriter& w, size_t part, size_t parts) const {
+  const auto [first, last] = comm_slice(comms_.size(), part, parts);
+  for (size_t ci = first; ci < last; ++ci) {
+    const CommGroups& cg = comms_[ci];
     w.put<uint64_t>(cg.collective_ops);
     w.put<uint64_t>(cg.p2p_ops);
     w.put_vector(cg.groups);
   }
+  if (part + 1 < parts) return;
+  w.put<uint64_t>(records_);
   uint64_t used = 0;
   for (const RankProgress& p : progress_) used += !p.comms.empty() || p.ops_read > 0;
   w.put<uint64_t>(used);
@@ -101,9 +114,9 @@ void GroupTable::merge_gaps(GroupAgg& g, const GroupAgg& o) {
   g.split += o.split;
 }
 
-void GroupTable::merge_partial(ByteReader& r) {
-  records_ += r.get<uint64_t>();
-  for (size_t ci = 0; ci < comms_.size(); ++ci) {
+void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
+  const auto [first, last] = comm_slice(comms_.size(), part, parts);
+  for (size_t ci = first; ci < last; ++ci) {
     CommGroups& cg = comms_[ci];
     cg.collective_ops += r.get<uint64_t>();
     cg.p2p_ops += r.get<uint64_t>();
@@ -112,6 +125,8 @@ void GroupTable::merge_partial(ByteReader& r) {
     for (size_t i = 0; i < groups.size(); ++i)
       merge_group(static_cast<int>(ci), cg.first_seq + i, cg.groups[i], groups[i]);
   }
+  if (part + 1 < parts) return;
+  records_ += r.get<uint64_t>();
   for (auto n = r.get<uint64_t>(); n > 0; --n) {
     RankProgress& p = progress_.at(r.get<uint64_t>());
     p.comms = r.get_vector<RankCommProgress>();
@@ -160,12 +175,15 @@ void GroupTable::merge_partial(ByteReader& r) {
   }
 }
 
-void GroupTable::save_gaps(ByteWriter& w) const {
-  for (const CommGroups& cg : comms_) w.put_vector(cg.groups);
+void GroupTable::save_gaps(ByteWriter& w, size_t part, size_t parts) const {
+  const auto [first, last] = comm_slice(comms_.size(), part, parts);
+  for (size_t ci = first; ci < last; ++ci) w.put_vector(comms_[ci].groups);
 }
 
-void GroupTable::merge_gaps(ByteReader& r) {
-  for (CommGroups& cg : comms_) {
+void GroupTable::merge_gaps(ByteReader& r, size_t part, size_t parts) {
+  const auto [first, last] = comm_slice(comms_.size(), part, parts);
+  for (size_t ci = first; ci < last; ++ci) {
+    CommGroups& cg = comms_[ci];
     const std::vector<GroupAgg> groups = r.get_vector<GroupAgg>();
     for (size_t i = 0; i < groups.size() && i < cg.groups.size(); ++i)
       merge_gaps(cg.groups[i], groups[i]);

@@ -32,8 +32,7 @@ class MpiProcessGroup final : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  void all_gather(const std::string& mine,
-                  const std::function<void(std::string_view)>& each) override {
+  void all_gather(std::string mine, const std::function<void(std::string_view)>& each) override {
     wait_for_all();
     std::vector<uint64_t> sizes(static_cast<size_t>(size_));
     uint64_t my_size = mine.size();
@@ -42,13 +41,14 @@ class MpiProcessGroup final : public ProcessGroup {
     std::string theirs;
     for (int p = 0; p < size_; ++p) {
       if (p != rank_) theirs.resize(sizes[static_cast<size_t>(p)]);
-      char* data = p == rank_ ? const_cast<char*>(mine.data()) : theirs.data();
+      char* data = p == rank_ ? mine.data() : theirs.data();
       for (uint64_t at = 0; at < sizes[static_cast<size_t>(p)]; at += kMaxPiece) {
         const auto n =
             static_cast<int>(std::min<uint64_t>(kMaxPiece, sizes[static_cast<size_t>(p)] - at));
         check("MPI_Bcast", MPI_Bcast(data + at, n, MPI_BYTE, p, MPI_COMM_WORLD));
       }
       each(p == rank_ ? std::string_view(mine) : std::string_view(theirs));
+      if (p == rank_) std::string().swap(mine);
     }
   }
 

@@ -21,10 +21,10 @@ class ProcessGroup {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Hands every process's `mine` to `each`, in process order, on every process, one at
-  // a time (a process holds its own and one other at once).  Collective: every process
-  // calls it the same number of times.
-  virtual void all_gather(const std::string& mine,
-                          const std::function<void(std::string_view)>& each) = 0;
+  // a time; `mine` is released once handed on, so a process holds at most its own and
+  // one other at once, and after its turn only one.  Collective: every process calls it
+  // the same number of times.
+  virtual void all_gather(std::string mine, const std::function<void(std::string_view)>& each) = 0;
 };
 
 // The plugin's entry point: initializes MPI; null with `error` set if it cannot.
