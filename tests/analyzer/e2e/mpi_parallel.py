@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """`mpirun -n K ringside analyze DIR` writes the report one process writes: a small
 synthetic job (tensor x pipeline x data parallel, gradient buckets run alongside the
-compute, a straggler, one rank's ops damaged) analyzed alone and with K = 1, 2 and 4
-processes; the JSON, text and HTML reports must be equal byte for byte (no report field
-is a timing), and so must the warnings.  Exit 77 (skipped) if mpirun is absent.
+compute, a straggler, one rank's ops damaged, a file that is not a trace) analyzed alone
+and with K = 1, 2 and 4 processes; the JSON, text and HTML reports must be equal byte for
+byte (no report field is a timing), and so must the warnings.  The three launches run at
+once (mpirun's start and end are most of their time).  Exit 77 (skipped) if mpirun is
+absent.
 
 mpi_parallel.py --ringside BIN --work-dir W
 """
@@ -39,8 +41,12 @@ def main():
     with open(path, "r+b") as f:
         f.seek(os.path.getsize(path) * 88 // 100)
         f.write(b"\xff" * 64)
+    # A file named like a trace that is not one: the listing's check (split across the
+    # processes) skips it, with the warning one process gives.
+    with open(os.path.join(traces, "ringside-synth-r000099.h5"), "wb") as f:
+        f.write(b"not an HDF5 file\n" * 64)
 
-    def analyze(k):
+    def start(k):
         out = os.path.join(o.work_dir, "k%s" % k)
         os.makedirs(out)
         cmd = [o.ringside, "analyze", traces, "--no-progress", "--json",
@@ -49,21 +55,34 @@ def main():
             root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
             cmd = [mpirun, "-n", str(k), "--oversubscribe", *root, "--mca", "btl", "self,vader",
                    *cmd]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if r.returncode not in (0, 1):
-            fail("%s exited %d:\n%s" % (" ".join(cmd), r.returncode, r.stderr[-3000:]))
-        with open(os.path.join(out, "report.txt"), "w") as f:
-            f.write(r.stdout)
-        warnings = sorted(l for l in r.stderr.splitlines() if l.startswith("ringside:"))
-        return out, r.returncode, warnings
+        return out, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True)
 
-    alone, code, warnings = analyze(None)
+    def finish(run):
+        out, cmd, p = run
+        try:
+            stdout, stderr = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            fail("%s did not finish in 300 s" % " ".join(cmd))
+        if p.returncode not in (0, 1):
+            fail("%s exited %d:\n%s" % (" ".join(cmd), p.returncode, stderr[-3000:]))
+        with open(os.path.join(out, "report.txt"), "w") as f:
+            f.write(stdout)
+        warnings = sorted(l for l in stderr.splitlines() if l.startswith("ringside:"))
+        return out, p.returncode, warnings
+
+    runs = {k: start(k) for k in (None, 1, 2, 4)}
+    alone, code, warnings = finish(runs[None])
     if code != 1:
         fail("the straggler was not found (exit %d)" % code)
     if not any("r000021.h5" in w and "'ops'" in w and "rank 21" in w for w in warnings):
         fail("no warning about the cut file: %s" % warnings)
+    if not any("r000099.h5" in w for w in warnings):
+        fail("no warning about the file that is not a trace: %s" % warnings)
     for k in (1, 2, 4):
-        out, kcode, kwarnings = analyze(k)
+        out, kcode, kwarnings = finish(runs[k])
         if kcode != code:
             fail("K=%d exited %d, one process %d" % (k, kcode, code))
         if kwarnings != warnings:
