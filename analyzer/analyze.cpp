@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <span>
+#include <stdexcept>
 
 #include "clock/clock_align.h"
 #include "diff/run_profile.h"
@@ -9,6 +12,8 @@
 #include "match/comm_roles.h"
 #include "match/group_table.h"
 #include "match/rank_stats.h"
+#include "parallel/byte_stream.h"
+#include "parallel/rank_share.h"
 #include "report/format.h"
 #include "report/job_usage.h"
 #include "report/view_data.h"
@@ -18,16 +23,25 @@
 namespace ringside::analysis {
 namespace {
 
-// Runs `fn(rank, rows)` over every rank file in turn with the rank's op rows from
-// its first_row on: held in `cache` (read when the set was loaded), else read for
-// this pass alone, one file at a time (or kept open in `readers`).
+struct ReadError {
+  int64_t rank;
+  std::string message;
+};
+
+// Runs `fn(rank, rows)` over the rank files of `share` in turn with the rank's op rows
+// from its first_row on: held in `cache` (read when the set was loaded), else read for
+// this pass alone, one file at a time (or kept open in `readers`).  Returns the ranks
+// whose data could not all be read.
 template <typename Fn>
-void for_each_rank_rows(TraceSet& set, WindowRowCache* cache, const AnalyzeOptions& options,
-                        Progress& progress, const std::string& phase, Fn fn) {
+std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t> share,
+                                          WindowRowCache* cache, const AnalyzeOptions& options,
+                                          Progress& progress, const std::string& phase, Fn fn) {
+  std::vector<ReadError> errors;
   size_t total = 0, done = 0;
-  for (const auto& ri : set.ranks) total += ri.has_file;
+  for (int64_t r : share) total += set.ranks[static_cast<size_t>(r)].has_file;
   trace::TraceReaderCache* readers = options.reader_cache;
-  for (auto& ri : set.ranks) {
+  for (int64_t r : share) {
+    const RankInfo& ri = set.ranks[static_cast<size_t>(r)];
     if (!ri.has_file) continue;
     progress.update(phase, ++done, total);
     Status s;
@@ -40,20 +54,78 @@ void for_each_rank_rows(TraceSet& set, WindowRowCache* cache, const AnalyzeOptio
       s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value())) : rows.status();
       if (!rows.ok() && readers != nullptr) readers->forget(ri.path);
     }
-    if (!s.ok() && ri.read_error.empty()) {
-      ri.read_error = s.message();
-      set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
-                             ": not used, analyzed as missing)");
-    }
+    if (!s.ok() && ri.read_error.empty()) errors.push_back({ri.rank, s.message()});
   }
   progress.finish();
+  return errors;
+}
+
+// A rank whose data could not all be read is not used (analyzed as missing).
+void note_read_errors(TraceSet& set, const std::vector<ReadError>& errors) {
+  for (const ReadError& e : errors) {
+    RankInfo& ri = set.ranks[static_cast<size_t>(e.rank)];
+    if (!ri.read_error.empty()) continue;
+    ri.read_error = e.message;
+    set.warnings.push_back(e.message + " (rank " + std::to_string(e.rank) +
+                           ": not used, analyzed as missing)");
+  }
+}
+
+// One pass over the rank files.  Alone: over every file.  In a parallel analysis, over
+// this process's share; then every process's read errors and `save`d partial state are
+// exchanged, in `pieces` pieces one after the other (`save(w, piece, pieces)`), and
+// handed to `merge(r, piece, pieces, fresh)` in process order (= rank order), on every
+// process.  Process 0, whose part comes first, merges the others into the state it
+// has.  The others build the state anew from every part: `fresh` is set for the first
+// part of each piece, whose state starts from it; `adopt` then takes the new state.
+template <typename Fn, typename Save, typename Merge, typename Adopt>
+void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share,
+              WindowRowCache* cache, const AnalyzeOptions& options, Progress& progress,
+              const std::string& phase, size_t pieces, Fn fn, Save save, Merge merge, Adopt adopt) {
+  std::vector<ReadError> errors =
+      for_each_rank_rows(set, share, cache, options, progress, phase, fn);
+  if (group == nullptr) {
+    note_read_errors(set, errors);
+    return;
+  }
+  const bool first = group->rank() == 0;
+  std::vector<ReadError> all_errors;
+  for (size_t piece = 0; piece < pieces; ++piece) {
+    ByteWriter w;
+    if (piece == 0) {
+      w.put<uint64_t>(errors.size());
+      for (const ReadError& e : errors) {
+        w.put<int64_t>(e.rank);
+        w.put_string(e.message);
+      }
+    }
+    save(w, piece, pieces);
+    int part_index = 0;
+    group->all_gather(w.take(), [&](std::string_view part) {
+      ByteReader r(part);
+      if (piece == 0) {
+        for (auto n = r.get<uint64_t>(); n > 0; --n) {
+          const auto rank = r.get<int64_t>();
+          all_errors.push_back({rank, r.get_string()});
+        }
+      }
+      const bool fresh = part_index++ == 0;
+      if (first && fresh) return;  // its own state, already held
+      merge(r, piece, pieces, fresh);
+      if (!r.done())
+        throw std::runtime_error("parallel analysis: a partial state was not all read");
+    });
+  }
+  if (!first) adopt();
+  note_read_errors(set, all_errors);
 }
 
 }  // namespace
 
 Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  Progress progress = options.progress ? Progress::for_stderr() : Progress(false);
+  const bool draws = options.progress && (options.group == nullptr || options.group->rank() == 0);
+  Progress progress = draws ? Progress::for_stderr() : Progress(false);
   LoadOptions load;
   load.step = options.step;
   load.window_ops = options.window_ops;
@@ -64,6 +136,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   WindowRowCache* row_cache = options.window_ops > 0 ? options.row_cache : nullptr;
   load.row_cache = row_cache;
   load.tables_cache = options.tables_cache;
+  load.group = options.group;
   auto loaded = load_trace_set(dir, load, progress);
   if (!loaded.ok()) return loaded.status();
   TraceSet& set = loaded.value();
@@ -80,26 +153,64 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   // A rank whose data cannot all be read is not used at all: a verdict never
   // rests on half a rank (its missing ops would look like a hang).
   exclude_unreadable_ranks(set);
-  GroupTable table(set);
+  ProcessGroup* group = options.group;
+  std::vector<int64_t> share;
+  if (group != nullptr) {
+    share = rank_share(set, group->rank(), group->size());
+  } else {
+    for (const RankInfo& ri : set.ranks) share.push_back(ri.rank);
+  }
   using Rows = std::span<const trace::OpRecord>;
-  for_each_rank_rows(set, row_cache, options, progress, "matching ops",
-                     [&](const RankInfo& ri, Rows rows) { return table.add_rank(ri, rows); });
+  auto matched = std::make_unique<GroupTable>(set);
+  // The per-op table is exchanged a slice of communicators at a time (run_pass); the
+  // processes after the first merge into a new table, `next`, which then replaces theirs.
+  const size_t pieces = std::clamp<size_t>(set.comms.size(), 1, 16);
+  std::unique_ptr<GroupTable> next;
+  run_pass(
+      set, group, share, row_cache, options, progress, "matching ops", pieces,
+      [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows); },
+      [&](ByteWriter& w, size_t piece, size_t n) { matched->save_partial(w, piece, n); },
+      [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
+        if (fresh && piece == 0) next = std::make_unique<GroupTable>(set);
+        (next ? *next : *matched).merge_partial(r, piece, n);
+      },
+      [&] { matched = std::move(next); });
   // Ranks whose ops could not all be read added nothing to the table: they are
   // missing from here on (one pass over the files, whatever is damaged).
   exclude_unreadable_ranks(set);
   // Roles first: communicators of one role share what they show of running alongside.
-  infer_comm_roles(set, table);
-  table.finalize();
+  infer_comm_roles(set, *matched);
+  matched->finalize();
   // Jobs whose communication runs alongside their compute (gradient buckets on a
   // stream of their own) are measured again once that is known.
-  if (table.any_alongside()) {
-    table.reset_gaps();
-    for_each_rank_rows(set, row_cache, options, progress, "attributing compute",
-                       [&](const RankInfo& ri, Rows rows) { return table.add_gaps(ri, rows); });
+  if (matched->any_alongside()) {
+    matched->reset_gaps();
+    // In place: a slice's gaps start anew once this process's own are saved.
+    run_pass(
+        set, group, share, row_cache, options, progress, "attributing compute", pieces,
+        [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows); },
+        [&](ByteWriter& w, size_t piece, size_t n) { matched->save_gaps(w, piece, n); },
+        [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
+          if (fresh) matched->reset_gaps(piece, n);
+          matched->merge_gaps(r, piece, n);
+        },
+        [] {});
   }
-  RankStatsPass stats(table, options.thresholds.late_margin);
-  for_each_rank_rows(set, row_cache, options, progress, "measuring lateness",
-                     [&](const RankInfo& ri, Rows rows) { return stats.add_rank(ri, rows); });
+  auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
+  run_pass(
+      set, group, share, row_cache, options, progress, "measuring lateness", 1,
+      [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows); },
+      [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
+      [&](ByteReader& r, size_t, size_t, bool fresh) {
+        if (fresh)
+          measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
+        measured->merge_partial(r);
+      },
+      [] {});
+  // The report is process 0's to build and write.
+  if (group != nullptr && group->rank() != 0) return Report{};
+  const GroupTable& table = *matched;
+  const RankStatsPass& stats = *measured;
   // Data that became unreadable between the passes (a file still being written,
   // or changed under us): say so; its rank's lateness is partial.
   for (const auto& ri : set.ranks) {

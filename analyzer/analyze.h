@@ -1,7 +1,8 @@
 // `ringside analyze`: the whole analysis of one trace directory.
 //
 // Passes (each reads one rank file at a time, so memory is bounded by the
-// number of distinct ops of the job, never by ranks x ops):
+// number of distinct ops of the job, never by ranks x ops; with several processes,
+// each reads its share of the files and the pass's states are merged):
 //   1. metadata, comm tables, events, GPU sample summaries, /pending, clock samples
 //   2. clock alignment (no I/O)
 //   3. match ops across ranks -> per-op aggregates (match/group_table.h)
@@ -15,6 +16,7 @@
 #include "detect/context.h"
 #include "load/rank_tables.h"
 #include "load/window_rows.h"
+#include "parallel/process_group.h"
 #include "report/report.h"
 
 namespace ringside::analysis {
@@ -45,6 +47,10 @@ struct AnalyzeOptions {
   // Likewise: each rank file's /stats, /pending, /gpu_samples and /progress, of which
   // a call reads only the rows appended since the last one (load/rank_tables.h).
   RankTablesCache* tables_cache = nullptr;
+  // Set: this process is one of a parallel analysis (parallel/process_group.h).  Each
+  // reads its share of the rank files in every pass and the passes' states are merged,
+  // so process 0 gets the report one process would write; the others get an empty one.
+  ProcessGroup* group = nullptr;
 };
 
 // Errors (exit code 2): not a trace directory, mixed jobs or steps, unreadable schema.

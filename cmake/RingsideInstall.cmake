@@ -7,6 +7,8 @@
 #   lib/libringside_probe.so                           what `ringside run` preloads (it looks
 #                                                      for it at <prefix>/lib, beside bin/)
 #   lib/ringside/ringside_spank.so                     the Slurm SPANK plugin (srun --ringside)
+#   lib/ringside/ringside_mpi.so                       MPI for `mpirun -n K ringside analyze`
+#                                                      (loaded only under an MPI launcher)
 #   sbin/ringside-node-check                           the Slurm node health check
 #   lib/libringside_common.a, include/ringside/        the trace library (ringside::trace)
 #   lib/cmake/ringside/, lib/pkgconfig/ringside.pc
@@ -22,7 +24,7 @@ include(CMakePackageConfigHelpers)
 # Installed programs keep the library directories they were linked with (HDF5's, CUDA's
 # and Open MPI's, which are not on the default path on every system).
 set(CMAKE_INSTALL_RPATH_USE_LINK_PATH ON)
-foreach(_t ringside nccl_bench simrun train_example ringside_probe)
+foreach(_t ringside nccl_bench simrun train_example ringside_probe ringside_mpi)
   set_target_properties(${_t} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 
@@ -32,6 +34,7 @@ foreach(_name ${RINGSIDE_NCCL_TESTS_NAMES})
           COMPONENT runtime)
 endforeach()
 install(TARGETS ringside_probe LIBRARY DESTINATION lib COMPONENT runtime)
+install(TARGETS ringside_mpi LIBRARY DESTINATION lib/ringside COMPONENT runtime)
 if(TARGET ringside_spank)  # the Slurm SPANK plugin (docs/slurm.md), built with Slurm's headers
   install(TARGETS ringside_spank LIBRARY DESTINATION lib/ringside COMPONENT runtime)
 endif()

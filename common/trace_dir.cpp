@@ -122,9 +122,48 @@ bool is_trace_file_name(const std::string& name) {
          name.compare(name.size() - 3, 3, ".h5") == 0;
 }
 
+TraceFileCheck check_trace_file(const std::string& path, TraceDirCache* cache) {
+  TraceFileCheck c;
+  c.path = path;
+  std::optional<FileStamp> stamp;
+  if (cache != nullptr) {
+    if (auto now = file_stamp(path); now.ok()) stamp = now.value();
+  }
+  if (stamp) {
+    auto seen = cache->files.find(path);
+    if (seen != cache->files.end() && same_file(seen->second.stamp, *stamp)) {
+      TraceDirCache::Entry& e = seen->second;
+      e.stamp = *stamp;  // a later replacement is compared with the size seen last
+      c.job = e.job;
+      c.step = e.step;
+      c.rank = e.rank;
+      c.world_size = e.world_size;
+      return c;
+    }
+  }
+  if (std::string why = check_metadata_in_child(path); !why.empty()) {
+    c.error = std::move(why);
+    return c;
+  }
+  auto reader = TraceReader::open(path);
+  if (!reader.ok()) {
+    c.error = reader.message();
+    c.unsupported_version = c.error.find("schema_version") != std::string::npos &&
+                            c.error.find("not supported") != std::string::npos;
+    return c;
+  }
+  const TraceMeta& meta = reader.value()->meta();
+  c.job = meta.job_id;
+  c.step = meta.step_id;
+  c.rank = meta.rank;
+  c.world_size = meta.world_size;
+  if (stamp) cache->files[path] = {*stamp, meta.job_id, meta.step_id, meta.rank, meta.world_size};
+  return c;
+}
+
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
-                                       const std::optional<std::string>& step,
-                                       TraceDirCache* cache) {
+                                       const std::optional<std::string>& step, TraceDirCache* cache,
+                                       const CheckTraceFiles& check) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return Status::error(dir + ": no such directory");
   if (!fs::is_directory(dir, ec)) {
@@ -170,48 +209,21 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
   }
   std::sort(candidates.begin(), candidates.end());
 
-  struct Opened {
-    std::string path;
-    std::string job;
-    std::string step;  // "" = none
-    int64_t rank;
-    int64_t world_size;
-  };
-  std::vector<Opened> opened;
+  std::vector<TraceFileCheck> checks;
+  if (check) {
+    checks = check(candidates);
+    if (checks.size() != candidates.size())
+      return Status::error(dir + ": the file checks do not cover the listing");
+  } else {
+    for (const std::string& path : candidates) checks.push_back(check_trace_file(path, cache));
+  }
+  std::vector<TraceFileCheck> opened;
   std::vector<std::string> version_errors;
-  for (const std::string& path : candidates) {
-    std::optional<FileStamp> stamp;
-    if (cache != nullptr) {
-      if (auto now = file_stamp(path); now.ok()) stamp = now.value();
-    }
-    if (stamp) {
-      auto seen = cache->files.find(path);
-      if (seen != cache->files.end() && same_file(seen->second.stamp, *stamp)) {
-        TraceDirCache::Entry& e = seen->second;
-        e.stamp = *stamp;  // a later replacement is compared with the size seen last
-        opened.push_back({path, e.job, e.step, e.rank, e.world_size});
-        continue;
-      }
-    }
-    if (std::string why = check_metadata_in_child(path); !why.empty()) {
-      listing.bad_files.push_back(why);
-      continue;
-    }
-    auto reader = TraceReader::open(path);
-    if (!reader.ok()) {
-      const std::string& msg = reader.message();
-      if (msg.find("schema_version") != std::string::npos &&
-          msg.find("not supported") != std::string::npos) {
-        version_errors.push_back(msg);
-      } else {
-        listing.bad_files.push_back(msg);
-      }
-      continue;
-    }
-    const TraceMeta& meta = reader.value()->meta();
-    opened.push_back({path, meta.job_id, meta.step_id, meta.rank, meta.world_size});
-    if (stamp) {
-      cache->files[path] = {*stamp, meta.job_id, meta.step_id, meta.rank, meta.world_size};
+  for (TraceFileCheck& c : checks) {
+    if (c.error.empty()) {
+      opened.push_back(std::move(c));
+    } else {
+      (c.unsupported_version ? version_errors : listing.bad_files).push_back(std::move(c.error));
     }
   }
   if (!version_errors.empty() && opened.empty()) {
@@ -238,7 +250,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
     for (const auto& o : opened) ++by_step[o.step];
     if (Status s = select_step(dir, by_step, step); !s.ok()) return s;
     listing.step_id = step ? step_key(*step) : by_step.begin()->first;
-    std::erase_if(opened, [&](const Opened& o) { return o.step != listing.step_id; });
+    std::erase_if(opened, [&](const TraceFileCheck& o) { return o.step != listing.step_id; });
   }
 
   // The world size most files agree on (the largest among equals); a file that

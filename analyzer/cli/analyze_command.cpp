@@ -1,5 +1,7 @@
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <stdexcept>
 
 #include "analyze.h"
 #include "cli/commands.h"
@@ -84,7 +86,22 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->callback([args, step, &exit_code] {
     args->options.progress = !args->no_progress;
     if (step->count() > 0) args->options.step = args->step;
+    // Under an MPI launcher, one of K processes (parallel/process_group.h): process 0
+    // writes everything, the others only read their share of the files.
+    std::unique_ptr<ProcessGroup> group;
+    if (launched_under_mpi()) {
+      try {
+        group = open_mpi_process_group();
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+      args->options.group = group.get();
+    }
     auto result = analyze_directory(args->dir, args->options);
+    if (group && group->rank() != 0) {
+      exit_code = result.ok() ? 0 : 2;
+      return;
+    }
     if (!result.ok()) throw InputError(result.message());
     const Report& report = result.value();
     for (const auto& w : report.warnings)

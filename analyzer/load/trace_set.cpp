@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "parallel/load_exchange.h"
 #include "ringside/trace_reader.h"
 #include "ringside/trace_validate.h"
 
@@ -17,86 +18,6 @@ std::string hex_id(uint64_t id) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
   return buf;
-}
-
-using trace::EventKind;
-
-bool notable(const trace::EventRecord& e) {
-  switch (static_cast<EventKind>(e.kind)) {
-    case EventKind::kXid:
-    case EventKind::kError:
-    case EventKind::kWatchdog:
-    case EventKind::kSignal:
-    case EventKind::kCommAbort:
-    case EventKind::kAsyncError:
-    case EventKind::kShutdown:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// /links: every row validated, then summed over its flush windows.
-Status read_links(const trace::TraceReader& reader, int64_t world_size,
-                  std::vector<trace::LinkRecord>& out) {
-  auto rows = reader.links();
-  if (!rows.ok()) return rows.status();
-  for (const trace::LinkRecord& l : rows.value()) {
-    if (Status v = trace::validate_link(l, world_size); !v.ok())
-      return Status::error(reader.path() + ": " + v.message());
-  }
-  out = sum_link_windows(rows.value());
-  return {};
-}
-
-// Notes, in rows [offset, offset + ops.size()) of the rows from the window's start
-// on, the end times of completed collectives among its first `clock_ops`, and with a
-// window where each communicator and channel begins in it.  `me_in`: the rank's comm
-// rank by comm id.
-void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, size_t clock_ops,
-                      bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
-                      std::vector<ClockSample>& clock, WindowFirsts& firsts) {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    if (window) {
-      auto it = me_in.find(op.comm_id);
-      firsts.note(op, it == me_in.end() ? -1 : it->second);
-    }
-    if (offset + i >= clock_ops) {
-      if (!window) break;
-      continue;
-    }
-    if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
-    if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
-    int64_t t_end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
-    if (t_end == trace::kUnknownTime) continue;
-    clock.push_back({op.comm_id, op.seq, t_end});
-  }
-}
-
-// Reads the ops a window of the file begins with (the whole file's first
-// `clock_ops` without one) and notes them (note_window_rows).
-Status read_window_start(const trace::TraceReader& reader, const RankInfo& ri, size_t clock_ops,
-                         bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
-                         std::vector<ClockSample>& clock, WindowFirsts& firsts) {
-  // Clock offsets are constant over a job, so its first ops (the window's) suffice;
-  // every read costs a chunk decompression, so one read unless the window needs more.
-  const uint64_t end =
-      window ? ri.op_count : std::min<uint64_t>(ri.op_count, ri.first_row + clock_ops);
-  if (ri.first_row >= end) return {};
-  const uint64_t batch = window ? std::max<uint64_t>(clock_ops, 8192) : clock_ops;
-  std::vector<trace::OpRecord> buf(
-      static_cast<size_t>(std::clamp<uint64_t>(batch, 1, end - ri.first_row)));
-  for (uint64_t first = ri.first_row; first < end;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - first));
-    auto got = reader.read_ops(first, std::span<trace::OpRecord>(buf.data(), n));
-    if (!got.ok()) return got.status();
-    if (got.value() == 0) break;
-    note_window_rows(std::span<const trace::OpRecord>(buf.data(), got.value()),
-                     first - ri.first_row, clock_ops, window, me_in, clock, firsts);
-    first += got.value();
-  }
-  return {};
 }
 
 }  // namespace
@@ -193,7 +114,9 @@ bool exclude_unreadable_ranks(TraceSet& set) {
 
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress) {
-  auto listing = trace::list_trace_dir(dir, options.step, options.dir_cache);
+  auto listing = trace::list_trace_dir(
+      dir, options.step, options.dir_cache,
+      options.group != nullptr ? check_files_across(*options.group) : trace::CheckTraceFiles{});
   if (!listing.ok()) return listing.status();
   TraceSet set;
   set.dir = dir;
@@ -218,51 +141,35 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
   std::vector<Conflict> conflicts;
   std::map<std::string, int> node_index;
   int64_t base = std::numeric_limits<int64_t>::max();
-  const bool window = options.window_ops > 0;
   std::vector<WindowFirsts> firsts(set.ranks.size());
-  size_t done = 0;
-  for (const auto& entry : listing->files) {
-    progress.update("reading metadata", ++done, listing->files.size());
-    RankInfo& ri = set.ranks[static_cast<size_t>(entry.rank)];
-    auto opened = trace::open_trace(entry.path, options.reader_cache);
-    if (!opened.ok()) {
-      set.warnings.push_back(opened.message() + " (skipped; its rank is analyzed as missing)");
-      continue;
+  // One file's reading joined into the set, in rank order.
+  auto join = [&](RankFile&& f) {
+    RankInfo& ri = set.ranks[static_cast<size_t>(f.rank)];
+    if (!f.open_error.empty()) {
+      set.warnings.push_back(f.open_error + " (skipped; its rank is analyzed as missing)");
+      return;
     }
-    const trace::TraceReader& reader = *opened.value();
-    const trace::TraceMeta& m = reader.meta();
-    // The comm table decides who is who: a file whose table is unreadable or
-    // out of range is not used at all (its rank is analyzed as missing).
-    auto comm_rows = reader.comms();
-    Status comms_ok = comm_rows.ok() ? Status{} : comm_rows.status();
-    if (comms_ok.ok()) {
-      for (const auto& rec : comm_rows.value()) {
-        comms_ok = trace::validate_comm(rec, set.world_size);
-        if (!comms_ok.ok()) break;
-      }
-    }
-    if (!comms_ok.ok()) {
-      set.warnings.push_back(entry.path + ": " + comms_ok.message() +
+    if (!f.comms_error.empty()) {
+      set.warnings.push_back(f.path + ": " + f.comms_error +
                              " (corrupt file; skipped, its rank is analyzed as missing)");
-      set.bad_ranks.push_back({entry.rank, comms_ok.message()});
-      if (options.reader_cache != nullptr) options.reader_cache->forget(entry.path);
-      continue;
+      set.bad_ranks.push_back({f.rank, f.comms_error});
+      return;
     }
     ri.has_file = true;
-    ri.path = entry.path;
-    ri.node = m.node.empty() ? m.hostname : m.node;
-    ri.local_rank = m.local_rank;
-    ri.gpu_device = m.gpu_device;
-    ri.gpu_name = m.gpu_name;
-    ri.gpu_uuid = m.gpu_uuid;
-    ri.gpu_pci_bus_id = m.gpu_pci_bus_id;
-    ri.pid = m.pid;
-    ri.producer = m.producer;
-    ri.simulated = m.simulated != 0;
+    ri.path = std::move(f.path);
+    ri.node = std::move(f.node);
+    ri.local_rank = f.local_rank;
+    ri.gpu_device = f.gpu_device;
+    ri.gpu_name = std::move(f.gpu_name);
+    ri.gpu_uuid = std::move(f.gpu_uuid);
+    ri.gpu_pci_bus_id = std::move(f.gpu_pci_bus_id);
+    ri.pid = f.pid;
+    ri.producer = std::move(f.producer);
+    ri.simulated = f.simulated;
     set.simulated = set.simulated || ri.simulated;
-    ri.shift_ns = m.clock_realtime_ns;  // made relative to the job's base below
-    ri.clock_monotonic_ns = m.clock_monotonic_ns;
-    base = std::min(base, m.clock_realtime_ns);
+    ri.shift_ns = f.clock_realtime_ns;  // made relative to the job's base below
+    ri.clock_monotonic_ns = f.clock_monotonic_ns;
+    base = std::min(base, f.clock_realtime_ns);
     auto [it, inserted] = node_index.emplace(ri.node, static_cast<int>(set.nodes.size()));
     if (inserted) {
       set.nodes.push_back(ri.node);
@@ -270,108 +177,65 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     }
     ri.node_index = it->second;
     set.node_ranks[static_cast<size_t>(ri.node_index)].push_back(ri.rank);
-
-    auto fail = [&](const Status& s) {
-      if (options.reader_cache != nullptr) options.reader_cache->forget(entry.path);
-      ri.read_error = s.message();
-      set.warnings.push_back(s.message() + " (rank " + std::to_string(ri.rank) +
+    ri.op_count = f.op_count;
+    ri.first_row = f.first_row;
+    for (const auto& rec : f.comms) {
+      CommInfo& ci = comms[rec.comm_id];
+      // Files that disagree about a communicator cannot both be right, and
+      // which one is wrong cannot be told: neither is used.
+      auto [first, new_comm] = first_claimant.emplace(rec.comm_id, ri.rank);
+      if (!new_comm && ci.nranks != rec.nranks) {
+        conflicts.push_back({first->second, ri.rank,
+                             "disagree on the size of comm " + hex_id(rec.comm_id) + " (" +
+                                 std::to_string(ci.nranks) + " and " + std::to_string(rec.nranks) +
+                                 " ranks)"});
+      }
+      if (rec.rank >= 0 && static_cast<size_t>(rec.rank) < ci.members.size() &&
+          ci.members[static_cast<size_t>(rec.rank)] >= 0 &&
+          ci.members[static_cast<size_t>(rec.rank)] != ri.rank) {
+        conflicts.push_back(
+            {ci.members[static_cast<size_t>(rec.rank)], ri.rank,
+             "both claim rank " + std::to_string(rec.rank) + " of comm " + hex_id(rec.comm_id)});
+      }
+      ci.id = rec.comm_id;
+      ci.nranks = std::max(ci.nranks, rec.nranks);
+      ci.parent = rec.parent_id;
+      ci.color = rec.color;
+      ci.ordinal = rec.ordinal;
+      ci.origin = rec.origin;
+      if (rec.rank >= 0 && rec.rank < 1 << 24) {
+        if (ci.members.size() <= static_cast<size_t>(rec.rank)) {
+          ci.members.resize(static_cast<size_t>(rec.rank) + 1, -1);
+        }
+        ci.members[static_cast<size_t>(rec.rank)] = ri.rank;
+      }
+    }
+    for (std::string& e : f.errors) {
+      ri.read_error = e;
+      set.warnings.push_back(e + " (rank " + std::to_string(ri.rank) +
                              ": not used, analyzed as missing)");
-    };
-    ri.op_count = reader.op_count();
-    ri.first_row = window_first_row(ri.op_count, options.window_ops);
-    {
-      for (const auto& rec : comm_rows.value()) {
-        CommInfo& ci = comms[rec.comm_id];
-        // Files that disagree about a communicator cannot both be right, and
-        // which one is wrong cannot be told: neither is used.
-        auto [first, new_comm] = first_claimant.emplace(rec.comm_id, ri.rank);
-        if (!new_comm && ci.nranks != rec.nranks) {
-          conflicts.push_back({first->second, ri.rank,
-                               "disagree on the size of comm " + hex_id(rec.comm_id) + " (" +
-                                   std::to_string(ci.nranks) + " and " +
-                                   std::to_string(rec.nranks) + " ranks)"});
-        }
-        if (rec.rank >= 0 && static_cast<size_t>(rec.rank) < ci.members.size() &&
-            ci.members[static_cast<size_t>(rec.rank)] >= 0 &&
-            ci.members[static_cast<size_t>(rec.rank)] != ri.rank) {
-          conflicts.push_back(
-              {ci.members[static_cast<size_t>(rec.rank)], ri.rank,
-               "both claim rank " + std::to_string(rec.rank) + " of comm " + hex_id(rec.comm_id)});
-        }
-        ci.id = rec.comm_id;
-        ci.nranks = std::max(ci.nranks, rec.nranks);
-        ci.parent = rec.parent_id;
-        ci.color = rec.color;
-        ci.ordinal = rec.ordinal;
-        ci.origin = rec.origin;
-        if (rec.rank >= 0 && rec.rank < 1 << 24) {
-          if (ci.members.size() <= static_cast<size_t>(rec.rank)) {
-            ci.members.resize(static_cast<size_t>(rec.rank) + 1, -1);
-          }
-          ci.members[static_cast<size_t>(rec.rank)] = ri.rank;
-        }
-      }
     }
-    if (auto e = reader.events(); e.ok()) {
-      for (const auto& ev : e.value()) {
-        if (!trace::plausible_time(ev.t_ns)) {
-          fail(Status::error(entry.path + ": event time " + std::to_string(ev.t_ns) +
-                             " is out of range (corrupt /events)"));
-          break;
-        }
-        if (!notable(ev)) continue;
-        if (static_cast<EventKind>(ev.kind) == EventKind::kShutdown) ri.shutdown = true;
-        if (static_cast<EventKind>(ev.kind) == EventKind::kSignal) ri.last_signal = ev.value;
-        if (ri.events.size() < 256) ri.events.push_back(ev);
-      }
-    } else {
-      fail(e.status());
-    }
-    // /stats, /pending, /gpu_samples, /progress: with a cache, only what is new.
-    RankTables whole;
-    whole.with_series = true;
-    const RankTables* tables = &whole;
-    if (options.tables_cache != nullptr) {
-      auto updated = options.tables_cache->update(reader);
-      tables = updated.ok() ? updated.value() : nullptr;
-      if (!updated.ok()) fail(updated.status());
-    } else if (Status s = update_rank_tables(reader, whole); !s.ok()) {
-      tables = nullptr;
-      fail(s);
-    }
-    if (tables != nullptr) {
-      ri.last_flush_local = tables->last_flush_local;
-      ri.run_delay = tables->run_delay;
-      ri.ops_dropped = tables->ops_dropped;
-      ri.probe_cpu_ns = tables->last_flush.probe_cpu_ns;
-      ri.pending = tables->pending;
-      ri.gpu = tables->gpu.summary();
-      ri.gpu.series = std::move(whole.series);
-      ri.progress = tables->progress;
-    }
-    if (Status s = read_links(reader, set.world_size, ri.links); !s.ok()) fail(s);
-    std::unordered_map<uint64_t, int32_t> me_in;
-    for (const auto& rec : comm_rows.value()) me_in[rec.comm_id] = rec.rank;
-    WindowFirsts& wf = firsts[static_cast<size_t>(entry.rank)];
-    if (window && options.row_cache != nullptr) {
-      // The window's rows are held between calls: only rows appended since are read.
-      if (Status s = options.row_cache->update(entry.path, reader, ri.first_row, ri.op_count);
-          !s.ok()) {
-        fail(s);
-      } else {
-        note_window_rows(options.row_cache->rows(entry.path), 0, options.clock_sample_window,
-                         window, me_in, ri.clock_samples, wf);
-      }
-    } else if (Status s = read_window_start(reader, ri, options.clock_sample_window, window, me_in,
-                                            ri.clock_samples, wf);
-               !s.ok()) {
-      fail(s);
-    }
-    if (window) {
-      for (const auto& op : ri.pending) {
-        auto me = me_in.find(op.comm_id);
-        wf.note(op, me == me_in.end() ? -1 : me->second);
-      }
+    ri.events = std::move(f.events);
+    ri.shutdown = f.shutdown;
+    ri.last_signal = f.last_signal;
+    ri.last_flush_local = f.last_flush_local;
+    ri.run_delay = std::move(f.run_delay);
+    ri.ops_dropped = f.ops_dropped;
+    ri.probe_cpu_ns = f.probe_cpu_ns;
+    ri.pending = std::move(f.pending);
+    ri.gpu = std::move(f.gpu);
+    ri.progress = std::move(f.progress);
+    ri.links = std::move(f.links);
+    ri.clock_samples = std::move(f.clock_samples);
+    firsts[static_cast<size_t>(f.rank)] = std::move(f.firsts);
+  };
+  if (options.group != nullptr) {
+    read_rank_files_across(*options.group, listing->files, set.world_size, options, progress, join);
+  } else {
+    size_t done = 0;
+    for (const auto& entry : listing->files) {
+      progress.update("reading metadata", ++done, listing->files.size());
+      join(read_rank_file(entry, set.world_size, options));
     }
   }
   progress.finish();

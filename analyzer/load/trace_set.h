@@ -14,8 +14,10 @@
 
 #include "load/gpu_summary.h"
 #include "load/op_window.h"
+#include "load/rank_file.h"
 #include "load/rank_tables.h"
 #include "load/window_rows.h"
+#include "parallel/process_group.h"
 #include "progress.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
@@ -23,13 +25,6 @@
 #include "ringside/trace_schema.h"
 
 namespace ringside::analysis {
-
-// End time of one collective, kept for clock alignment.
-struct ClockSample {
-  uint64_t comm_id;
-  uint64_t seq;
-  int64_t end_ns;  // trace-local time
-};
 
 struct RankInfo {
   int64_t rank = -1;
@@ -133,6 +128,9 @@ struct LoadOptions {
   trace::TraceReaderCache* reader_cache = nullptr;  // see AnalyzeOptions::reader_cache
   WindowRowCache* row_cache = nullptr;              // see AnalyzeOptions::row_cache
   RankTablesCache* tables_cache = nullptr;          // see AnalyzeOptions::tables_cache
+  // Set: one of the processes of a parallel analysis, which list and read a share of
+  // the files each and exchange what they read (parallel/load_exchange.h).
+  ProcessGroup* group = nullptr;
 };
 
 // Opens every rank file once: metadata, comm tables, events, stats, pending

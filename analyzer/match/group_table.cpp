@@ -43,6 +43,31 @@ void bounded_push(std::vector<float>& v, float x, uint64_t seen) {
   }
 }
 
+void KeyedSample::add(uint64_t key, float x) {
+  const std::pair<uint64_t, float> item{key, x};
+  if (heap_.size() < kMaxSamples) {
+    heap_.push_back(item);
+    std::push_heap(heap_.begin(), heap_.end());
+  } else if (item < heap_.front()) {
+    std::pop_heap(heap_.begin(), heap_.end());
+    heap_.back() = item;
+    std::push_heap(heap_.begin(), heap_.end());
+  }
+}
+
+void KeyedSample::merge(const KeyedSample& o) {
+  for (const auto& [key, x] : o.heap_) add(key, x);
+}
+
+std::vector<float> KeyedSample::values() const {
+  std::vector<std::pair<uint64_t, float>> sorted = heap_;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<float> out;
+  out.reserve(sorted.size());
+  for (const auto& [key, x] : sorted) out.push_back(x);
+  return out;
+}
+
 RankCommProgress& RankProgress::at(int comm) {
   for (auto& c : comms) {
     if (c.comm == comm) return c;
@@ -242,36 +267,34 @@ void GroupTable::add_p2p(const RankInfo& rank, const CommInfo& comm, const OpRec
     h.recv_end = t.end;
   }
   if (h.send_arrival == kNever || h.recv_arrival == kNever) return;
-  if (h.send_end != kNever && h.recv_end != kNever) {
-    if (static_cast<size_t>(std::max(key.src, key.dst)) >= comm.members.size()) {
-      p2p_open_.erase(key);
-      return;
-    }
-    // The link is timed only when the receiver was already waiting: then the data moved
-    // from the sender's arrival to the receive's end.  A receiver that arrived later may
-    // find the data (or part of it) already buffered (NCCL's sends complete once their
-    // data is in the peer's buffers), so its receive says nothing about the link.
-    // Nor when either end ran another op on another stream meanwhile (contention), or
-    // for a pair's first transfer (connection setup).
-    if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival || h.contended ||
-        key.peer_seq < kWarmupOps - 1) {
-      p2p_open_.erase(key);
-      return;
-    }
-    const int64_t src = comm.members[static_cast<size_t>(key.src)];
-    const int64_t dst = comm.members[static_cast<size_t>(key.dst)];
-    P2PStats& s = p2p_pairs_[{src, dst}];
-    s.src = src;
-    s.dst = dst;
-    const double transfer = static_cast<double>(h.recv_end - h.send_arrival);
-    s.transfer_ns += transfer;
-    s.bytes += static_cast<double>(h.bytes);
-    if (h.bytes >= (64u << 10)) {
-      bounded_push(s.busbw, static_cast<float>(static_cast<double>(h.bytes) / transfer), s.count);
-    }
-    ++s.count;
-  }
+  settle_p2p(key, h);
   p2p_open_.erase(key);
+}
+
+void GroupTable::settle_p2p(const P2PKey& key, const P2PHalf& h) {
+  if (h.send_end == kNever || h.recv_end == kNever) return;
+  const CommInfo& comm = set_.comms[static_cast<size_t>(key.comm)];
+  if (static_cast<size_t>(std::max(key.src, key.dst)) >= comm.members.size()) return;
+  // The link is timed only when the receiver was already waiting: then the data moved
+  // from the sender's arrival to the receive's end.  A receiver that arrived later may
+  // find the data (or part of it) already buffered (NCCL's sends complete once their
+  // data is in the peer's buffers), so its receive says nothing about the link.
+  // Nor when either end ran another op on another stream meanwhile (contention), or
+  // for a pair's first transfer (connection setup).
+  if (h.recv_arrival > h.send_arrival || h.recv_end <= h.send_arrival || h.contended ||
+      key.peer_seq < kWarmupOps - 1)
+    return;
+  const int64_t src = comm.members[static_cast<size_t>(key.src)];
+  const int64_t dst = comm.members[static_cast<size_t>(key.dst)];
+  P2PStats& s = p2p_pairs_[{src, dst}];
+  s.src = src;
+  s.dst = dst;
+  const double transfer = static_cast<double>(h.recv_end - h.send_arrival);
+  s.transfer_ns += transfer;
+  s.bytes += static_cast<double>(h.bytes);
+  if (h.bytes >= (64u << 10))
+    s.sample.add(P2PKeyHash{}(key), static_cast<float>(static_cast<double>(h.bytes) / transfer));
+  ++s.count;
 }
 
 void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split) {
@@ -279,15 +302,15 @@ void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split)
     g.gap_sum[k] += before[k];
     g.gap_min[k] = std::min(g.gap_min[k], before[k]);
     g.gap_max[k] = std::max(g.gap_max[k], before[k]);
-    g.gap_sq_sum[k] += static_cast<double>(before[k]) * static_cast<double>(before[k]);
+    g.gap_sq_sum[k] += static_cast<ExactSum>(before[k]) * before[k];
   }
   ++g.gaps;
   g.split += split ? 1 : 0;
 }
 
-void GroupTable::reset_gaps() {
-  for (auto& cg : comms_) {
-    for (GroupAgg& g : cg.groups) {
+void GroupTable::reset_gaps(size_t part, size_t parts) {
+  for (size_t ci = comms_.size() * part / parts; ci < comms_.size() * (part + 1) / parts; ++ci) {
+    for (GroupAgg& g : comms_[ci].groups) {
       g.gap_sum = {};
       g.gap_min = kNoGapMin;
       g.gap_max = kNoGapMax;
@@ -330,6 +353,8 @@ P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {
 }
 
 void GroupTable::finalize() {
+  // In (comm, seq) order, however the ranks were read (parallel/process_group.h).
+  std::sort(mismatches_.begin(), mismatches_.end());
   any_alongside_ = false;
   for (auto& cg : comms_) {
     cg.timed_groups = cg.alongside_groups = 0;
@@ -380,7 +405,10 @@ void GroupTable::finalize() {
   links_.clear();
   for (auto& [k, l] : links) links_.push_back(std::move(l));
   p2p_done_.clear();
-  for (auto& [k, s] : p2p_pairs_) p2p_done_.push_back(std::move(s));
+  for (const auto& [k, s] : p2p_pairs_) {
+    p2p_done_.push_back(s);
+    p2p_done_.back().busbw = s.sample.values();
+  }
 }
 
 }  // namespace ringside::analysis

@@ -14,6 +14,7 @@
 
 #include "load/trace_set.h"
 #include "match/own_compute.h"
+#include "parallel/byte_stream.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 
@@ -30,6 +31,10 @@ inline constexpr ComputeReadings kNoGapMax = [] {
   return r;
 }();
 
+// Sums of squares of ns are kept exact: partial tables of a parallel analysis add up to
+// the same bits in any grouping (parallel/process_group.h).
+__extension__ using ExactSum = __int128;
+
 struct GroupAgg {
   int64_t max_arrival = kNever;
   int64_t second_arrival = kNever;
@@ -42,7 +47,7 @@ struct GroupAgg {
   ComputeReadings gap_sum{};
   ComputeReadings gap_min = kNoGapMin;
   ComputeReadings gap_max = kNoGapMax;
-  std::array<double, kReadings> gap_sq_sum{};
+  std::array<ExactSum, kReadings> gap_sq_sum{};
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
   int32_t last_rank = -1;
@@ -113,14 +118,31 @@ struct RankProgress {
   const RankCommProgress* find(int comm) const;
 };
 
+// At most kMaxSamples values: those with the smallest keys (a hash of what was measured),
+// so that the sample does not depend on the order values arrive in, and partial samples
+// (parallel/process_group.h) merge into the one a single pass keeps.
+class KeyedSample {
+ public:
+  void add(uint64_t key, float x);
+  void merge(const KeyedSample& o);
+  // The values in key order.
+  std::vector<float> values() const;
+  void save(ByteWriter& w) const { w.put_vector(heap_); }
+  void load(ByteReader& r) { heap_ = r.get_vector<std::pair<uint64_t, float>>(); }
+
+ private:
+  std::vector<std::pair<uint64_t, float>> heap_;  // max-heap on (key, value)
+};
+
 // Send/recv matched pairs whose transfer could be timed (the receiver was waiting
 // when the sender arrived), aggregated per (sender rank, receiver rank).
 struct P2PStats {
   int64_t src = -1, dst = -1;
   uint64_t count = 0;
   double bytes = 0;
-  double transfer_ns = 0;    // end minus later arrival, summed
-  std::vector<float> busbw;  // GB/s, a bounded sample
+  double transfer_ns = 0;    // end minus later arrival, summed (exact: sums of integers)
+  std::vector<float> busbw;  // GB/s, a bounded sample (from `sample` by finalize())
+  KeyedSample sample;
 };
 
 // Bandwidth observations of one comm for one (op, size bucket).
@@ -149,7 +171,8 @@ class GroupTable {
   // then add_gaps() per rank.
   Alongside ran_alongside(const trace::OpRecord& op) const;
   bool any_alongside() const { return any_alongside_; }
-  void reset_gaps();
+  // Of the communicators of slice `part` of `parts` only (a parallel analysis: below).
+  void reset_gaps(size_t part = 0, size_t parts = 1);
   Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows);
 
   const TraceSet& set() const { return set_; }
@@ -164,6 +187,18 @@ class GroupTable {
   size_t unmatched_p2p() const { return p2p_open_.size(); }
   // The channel from comm rank `src` to comm rank `dst` of comm index `comm`.
   P2PChannel p2p_channel(int comm, int32_t src, int32_t dst) const;
+
+  // A parallel analysis (parallel/process_group.h; match/group_table_merge.cpp): each
+  // process adds its share of the ranks, in rank order, and saves what that added; every
+  // process then merges all processes' partials, in process order, into a fresh table
+  // and holds the one a single pass over every rank builds.  Likewise for add_gaps.
+  // A partial is exchanged in `parts` pieces (piece `part`: the groups of a slice of the
+  // communicators; the last also the rest), so that a process holds one piece of another
+  // process's partial at a time, not the whole.
+  void save_partial(ByteWriter& w, size_t part, size_t parts) const;
+  void merge_partial(ByteReader& r, size_t part, size_t parts);
+  void save_gaps(ByteWriter& w, size_t part, size_t parts) const;
+  void merge_gaps(ByteReader& r, size_t part, size_t parts);
 
  private:
   struct P2PKey {
@@ -198,6 +233,10 @@ class GroupTable {
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
               const OwnView& own);
   static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
+  static void merge_gaps(GroupAgg& g, const GroupAgg& o);
+  void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o);
+  // A send/recv pair whose both halves arrived: timed into p2p_pairs_ when it can be.
+  void settle_p2p(const P2PKey& key, const P2PHalf& h);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,
                const OpTimes& t, bool contended);
 

@@ -171,7 +171,7 @@ GapSpread gap_spread(const GroupAgg& g, RankStatsPass::SpreadOver over) {
     if (g.gap_sum[k] <= 0 || (one && g.gap_min[k] < kBackToBackNs)) continue;
     const auto max = static_cast<double>(g.gap_max[k]);
     const double sum = static_cast<double>(g.gap_sum[k]) - (drop_slowest ? max : 0);
-    const double sq = g.gap_sq_sum[k] - (drop_slowest ? max * max : 0);
+    const double sq = static_cast<double>(g.gap_sq_sum[k]) - (drop_slowest ? max * max : 0);
     const double mean = sum / n;
     if (mean <= 0) continue;
     const double sd = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));

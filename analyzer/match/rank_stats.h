@@ -162,6 +162,12 @@ class RankStatsPass {
   Spread spread(int comm, double min_sd_ns = 0, double min_excess_fraction = 0) const;
   uint64_t records() const { return records_; }
 
+  // A parallel analysis (parallel/process_group.h; match/rank_stats_merge.cpp): what
+  // add_rank of `ranks` (this process's share) measured, and the merge, in process
+  // order, of every process's into a fresh pass.
+  void save_partial(ByteWriter& w, std::span<const int64_t> ranks) const;
+  void merge_partial(ByteReader& r);
+
  private:
   const GroupTable& table_;
   double late_margin_;

@@ -102,13 +102,36 @@ bool is_trace_file_name(const std::string& name);
 // outside a Slurm job step, or before step ids were recorded).
 inline constexpr const char* kNoStep = "none";
 
+// What opening one trace file's header found: the file's identity, or why it
+// cannot be listed.
+struct TraceFileCheck {
+  std::string path;
+  std::string error;                 // empty: usable
+  bool unsupported_version = false;  // `error` is a schema version this build cannot read
+  std::string job, step;
+  int64_t rank = -1, world_size = 0;
+};
+
+// Opens one candidate's header, the first time in a child process (a corrupt
+// attribute heap can crash or hang HDF5 itself); with `cache`, not again while the
+// file is the same one.
+TraceFileCheck check_trace_file(const std::string& path, TraceDirCache* cache = nullptr);
+
+// Checks every candidate file of a directory (sorted paths), returning one check per
+// candidate in the same order: by default check_trace_file on each in turn; a
+// parallel analysis checks a share in each process and exchanges the results.
+using CheckTraceFiles =
+    std::function<std::vector<TraceFileCheck>(const std::vector<std::string>& candidates)>;
+
 // Lists and opens the headers of every trace in `dir`.  Errors: not a
 // directory, no trace files, files of more than one job (names the jobs),
 // files of more than one Slurm job step when `step` is not given (names the
 // steps), a `step` that has no files, schema versions it cannot read.
 // Unreadable single files go to bad_files.  `step`: a step id, or kNoStep.
+// `check`: how the candidates are checked (see CheckTraceFiles); unset: in turn.
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
                                        const std::optional<std::string>& step = std::nullopt,
-                                       TraceDirCache* cache = nullptr);
+                                       TraceDirCache* cache = nullptr,
+                                       const CheckTraceFiles& check = {});
 
 }  // namespace ringside::trace

@@ -16,10 +16,12 @@ fail() { echo "install_test: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install failed"; }
 for f in bin/ringside bin/nccl_bench sbin/ringside-node-check bin/simrun lib/libringside_probe.so lib/libringside_common.a \
          include/ringside/trace_reader.h lib/cmake/ringside/ringsideConfig.cmake \
-         lib/pkgconfig/ringside.pc lib/ringside/sim/libnccl.so.2 libexec/ringside/train_example \
+         lib/pkgconfig/ringside.pc lib/ringside/ringside_mpi.so lib/ringside/sim/libnccl.so.2 libexec/ringside/train_example \
          share/doc/ringside/README.md share/ringside/scenarios/straggler_gpu.json; do
   [[ -e $prefix/$f ]] || fail "$f was not installed"
 done
+# MPI is the parallel analysis's plugin's alone: `ringside` runs without it.
+ldd "$prefix/bin/ringside" | grep -q libmpi && fail "bin/ringside links MPI (only lib/ringside/ringside_mpi.so may)"
 # The sim's stand-ins stay off the default library path.
 for f in "$prefix"/lib/lib{cuda,cudart,nccl,nvidia-ml}.so*; do
   [[ -e $f ]] && fail "$f is on the prefix's library path; the sim belongs in lib/ringside/sim"
