@@ -172,6 +172,23 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all)
   return {};
 }
 
+void GroupTable::note_signature(GroupAgg& g, int comm, uint64_t seq, uint8_t op, uint8_t dtype,
+                                uint64_t count, uint64_t bytes, int32_t root, bool mismatched) {
+  if (!g.has_signature) {
+    g.has_signature = true;
+    g.op = op;
+    g.dtype = dtype;
+    g.count = count;
+    g.bytes = bytes;
+    g.root = root;
+  }
+  const bool differs = g.op != op || g.dtype != dtype || g.count != count || g.root != root;
+  if (!g.mismatch && (mismatched || differs)) {
+    g.mismatch = true;
+    mismatches_.emplace_back(comm, seq);
+  }
+}
+
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
                         const OwnView& own) {
   auto it = set_.comm_index.find(op.comm_id);
@@ -216,18 +233,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   if (cg.groups.size() <= at) cg.groups.resize(at + 1);
   GroupAgg& g = cg.groups[at];
   const int32_t root = trace::is_p2p(static_cast<OpKind>(op.op)) ? -1 : op.peer;
-  if (!g.has_signature) {
-    g.has_signature = true;
-    g.op = op.op;
-    g.dtype = op.dtype;
-    g.count = op.count;
-    g.bytes = op.bytes;
-    g.root = root;
-  } else if (!g.mismatch &&
-             (g.op != op.op || g.dtype != op.dtype || g.count != op.count || g.root != root)) {
-    g.mismatch = true;
-    mismatches_.emplace_back(ci, op.seq);
-  }
+  note_signature(g, ci, op.seq, op.op, op.dtype, op.count, op.bytes, root, false);
   ++g.entered;
   if (!t.device_started) ++g.not_started;
   if (t.arrival > g.max_arrival) {

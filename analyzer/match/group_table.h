@@ -235,6 +235,10 @@ class GroupTable {
   static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
   static void merge_gaps(GroupAgg& g, const GroupAgg& o);
   void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o);
+  // Takes the first signature seen for group (comm, seq); flags the group once
+  // (mismatches_) when another differs from it, or `mismatched` says one did.
+  void note_signature(GroupAgg& g, int comm, uint64_t seq, uint8_t op, uint8_t dtype,
+                      uint64_t count, uint64_t bytes, int32_t root, bool mismatched);
   // A send/recv pair whose both halves arrived: timed into p2p_pairs_ when it can be.
   void settle_p2p(const P2PKey& key, const P2PHalf& h);
   void add_p2p(const RankInfo& rank, const CommInfo& comm, const trace::OpRecord& op,

@@ -81,20 +81,7 @@ void GroupTable::merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg
   g.max_end = std::max(g.max_end, o.max_end);
   merge_gaps(g, o);
   if (o.has_signature) {
-    if (!g.has_signature) {
-      g.has_signature = true;
-      g.op = o.op;
-      g.dtype = o.dtype;
-      g.count = o.count;
-      g.bytes = o.bytes;
-      g.root = o.root;
-    }
-    const bool differs =
-        g.op != o.op || g.dtype != o.dtype || g.count != o.count || g.root != o.root;
-    if (!g.mismatch && (o.mismatch || differs)) {
-      g.mismatch = true;
-      mismatches_.emplace_back(comm, seq);
-    }
+    note_signature(g, comm, seq, o.op, o.dtype, o.count, o.bytes, o.root, o.mismatch);
   }
   g.entered += o.entered;
   g.completed += o.completed;
