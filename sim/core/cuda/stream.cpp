@@ -80,13 +80,12 @@ uint64_t StreamCore::last_enqueued() {
 }
 
 bool StreamCore::done(uint64_t seq) {
-  std::lock_guard<std::mutex> lk(mu_);
-  return completed_ >= seq;
+  return completed_.load(std::memory_order_acquire) >= seq;
 }
 
 void StreamCore::wait(uint64_t seq) {
   std::unique_lock<std::mutex> lk(mu_);
-  done_cv_.wait(lk, [&] { return completed_ >= seq; });
+  done_cv_.wait(lk, [&] { return completed_.load(std::memory_order_relaxed) >= seq; });
 }
 
 void StreamCore::retire() {
@@ -135,7 +134,7 @@ void StreamCore::run() {
     }
     if (kernel) device_busy_end(device_);
     std::lock_guard<std::mutex> lk(mu_);
-    ++completed_;
+    completed_.fetch_add(1, std::memory_order_release);
     done_cv_.notify_all();
   }
 }

@@ -4,6 +4,7 @@
 // synchronization with blocking streams.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -72,7 +73,11 @@ class StreamCore {
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Task> queue_;
-  uint64_t enqueued_ = 0, completed_ = 0;
+  uint64_t enqueued_ = 0;
+  // Written under mu_ (waiters sleep on done_cv_), read without it: a query of an
+  // event never waits for a lock that another thread holds, as on a real device,
+  // where the completion is a value in memory the GPU writes.
+  std::atomic<uint64_t> completed_{0};
   bool retired_ = false;
   std::shared_ptr<CaptureSeq> capture_;
   // Worker thread only: a RINGSIM_TASK_STALL_GATE was passed; one event record may still run.
