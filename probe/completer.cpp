@@ -27,15 +27,18 @@ constexpr int64_t kReanchorNs = 2'000'000'000;
 constexpr int64_t kAbandonGraceNs = 2'000'000'000;  // after destroy/abort, stop waiting
 constexpr int64_t kWatchdogPeriodNs = 100'000'000;
 // Polling periods: event timestamps come from the device, so polling only decides
-// when an op leaves the ring, not its recorded times.  While ops are on the device
-// the period stays short: a longer busy period (5 ms) lost completed ops to /pending
-// when SIGTERM came soon after a burst (the handler's completion pass can be blocked
-// by a lock the interrupted thread holds).  With nothing outstanding the thread
-// sleeps long, and the next op sent to the device wakes it (op_tracker).
-constexpr int64_t kPollBurstNs = 1'000'000;  // the last pass completed many ops
-constexpr int64_t kPollBusyNs = 2'000'000;   // some op still on the device
+// when an op leaves the ring, not its recorded times.  Each wake-up costs the same
+// few microseconds whether it finds one op done or hundreds, so while ops are on the
+// device the period is sized for a pass to find about kOpsPerPass of them done, at the
+// rate the last pass saw, between kPollMinNs (ring headroom at a very high op rate)
+// and kPollBusyNs.  With nothing outstanding the thread sleeps long, and the next op
+// sent to the device wakes it (op_tracker).  Nothing else waits for the pass: the
+// writer flushes once a second, the watchdog looks every 100 ms, and SIGTERM wakes the
+// thread for one prompt pass (lifecycle.cpp).
+constexpr int64_t kPollMinNs = 1'000'000;
+constexpr int64_t kPollBusyNs = 20'000'000;  // some op still on the device
 constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding (watchdog cadence is 100 ms)
-constexpr uint64_t kBurstOps = 64;
+constexpr uint64_t kOpsPerPass = 256;        // 1/32 of the default ring
 // Completed ops wait in the rings until the writer takes them: past this many
 // since its last wake-up, the writer is woken early so that rings never fill.
 constexpr uint64_t kWakeWriterOps = 1024;
@@ -189,6 +192,15 @@ void watchdog(Runtime& rt, ThreadState& ts, OpSlot& slot, uint32_t state, int64_
   request_flush();
 }
 
+// How long to sleep after a pass that took `since_last_ns` since the one before.
+int64_t next_poll_ns(const CompletionPass& pass, int64_t since_last_ns) {
+  if (!pass.outstanding) return kPollIdleNs;
+  if (pass.completed == 0) return kPollBusyNs;
+  const double per_op = static_cast<double>(std::max<int64_t>(since_last_ns, 0)) /
+                        static_cast<double>(pass.completed);
+  return std::clamp(static_cast<int64_t>(per_op * kOpsPerPass), kPollMinNs, kPollBusyNs);
+}
+
 }  // namespace
 
 CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
@@ -242,6 +254,7 @@ bool start_completer(Runtime& rt, std::string& error) {
         t_in_probe = true;  // NCCL calls from this thread (none expected) go straight through
         cuda_driver().leave_captures_alone();
         uint64_t unsignalled = 0;  // ops completed since the writer was last woken
+        int64_t last_pass = now_ns();
         while (!rt.stopping.load(std::memory_order_acquire)) {
           // Idle until this pass finds work: an op published during or after the
           // pass then wakes the sleep below.
@@ -254,9 +267,9 @@ bool start_completer(Runtime& rt, std::string& error) {
             rt.writer_wake.wake();
             unsignalled = 0;
           }
-          rt.completer_wake.wait(pass.completed >= kBurstOps ? kPollBurstNs
-                                 : pass.outstanding          ? kPollBusyNs
-                                                             : kPollIdleNs);
+          const int64_t now = now_ns();
+          rt.completer_wake.wait(next_poll_ns(pass, now - last_pass));
+          last_pass = now;
         }
         complete_device_ops(rt, true);
         rt.helper_threads_running.fetch_sub(1);
