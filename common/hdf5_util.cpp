@@ -34,6 +34,13 @@ void Handle::reset() {
   id_ = H5I_INVALID_HID;
 }
 
+TransferBuffers::TransferBuffers(size_t bytes)
+    : conversion_(bytes), background_(bytes), dxpl_(H5Pcreate(H5P_DATASET_XFER)) {
+  if (dxpl_.valid() &&
+      H5Pset_buffer(dxpl_.get(), bytes, conversion_.data(), background_.data()) < 0)
+    dxpl_.reset();
+}
+
 QuietErrors::QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &old_func_, &old_data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -3,7 +3,9 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ringside::trace::h5 {
 
@@ -49,6 +51,25 @@ class QuietErrors {
  private:
   H5E_auto2_t old_func_ = nullptr;
   void* old_data_ = nullptr;
+};
+
+// A dataset transfer property list that brings its own type-conversion and
+// background buffers.  A read or write whose memory type differs from the file's
+// (file types are packed, memory types are not) otherwise has HDF5 allocate and
+// zero 1 MiB of each at every H5Dread/H5Dwrite, whatever the number of rows: the
+// larger part of the probe's cost per flush, and of a small table's read.  Requests
+// larger than the buffers are converted in strips.  One thread uses it at a time.
+class TransferBuffers {
+ public:
+  // `bytes`: the size of each buffer, at least one record of the largest type used.
+  explicit TransferBuffers(size_t bytes);
+  // The property list, or H5P_DEFAULT if it could not be made (HDF5 then allocates).
+  hid_t get() const { return dxpl_.valid() ? dxpl_.get() : H5P_DEFAULT; }
+
+ private:
+  std::vector<std::byte> conversion_;
+  std::vector<std::byte> background_;
+  Handle dxpl_;
 };
 
 // The deepest messages of the current HDF5 error stack, e.g.

@@ -74,16 +74,21 @@ uint64_t extent(const OpenDataset& ds) {
   return dims[0];
 }
 
+// Conversion buffers for every read of this thread (hdf5_util.h); reads of more
+// rows than they hold are converted in strips.
+constexpr size_t kTransferBytes = 256 * 1024;
+
 Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
                  const std::string& path) {
   if (count == 0) return {};
+  thread_local const h5::TransferBuffers transfer(kTransferBytes);
   h5::Handle file_space(H5Dget_space(ds.dataset.get()));
   hsize_t start[1] = {first};
   hsize_t n[1] = {count};
   h5::Handle mem_space(H5Screate_simple(1, n, nullptr));
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr) < 0 ||
       H5Dread(ds.dataset.get(), ds.memory_type.get(), mem_space.get(), file_space.get(),
-              H5P_DEFAULT, out) < 0) {
+              transfer.get(), out) < 0) {
     return Status::error(path + ": reading records " + std::to_string(first) + ".." +
                          std::to_string(first + count) + " of dataset '" + ds.spec->name +
                          "' failed (corrupt or truncated data): " + h5::last_error());

@@ -21,7 +21,10 @@ constexpr const char* kSimDevicePrefix = "ringside-sim";
 class Table {
  public:
   Table(const DatasetSpec& spec, size_t chunk_records)
-      : spec_(&spec), chunk_records_(chunk_records), memory_type_(spec.make_memory_type()) {}
+      : spec_(&spec),
+        chunk_records_(chunk_records),
+        memory_type_(spec.make_memory_type()),
+        transfer_(chunk_records * spec.record_size) {}
 
   Status create(hid_t file, const std::string& path, const WriterOptions& options) {
     h5::Handle file_type = packed_copy(memory_type_.get());
@@ -61,8 +64,8 @@ class Table {
     hsize_t n[1] = {count};
     h5::Handle mem_space(H5Screate_simple(1, n, nullptr));
     if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr) < 0 ||
-        H5Dwrite(dataset_.get(), memory_type_.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
-                 records) < 0) {
+        H5Dwrite(dataset_.get(), memory_type_.get(), mem_space.get(), file_space.get(),
+                 transfer_.get(), records) < 0) {
       return Status::error(h5::failure(std::string("writing dataset ") + spec_->name, path));
     }
     dirty_ = true;
@@ -88,6 +91,7 @@ class Table {
   const DatasetSpec* spec_;
   size_t chunk_records_;
   h5::Handle memory_type_;
+  h5::TransferBuffers transfer_;  // one chunk's worth: a write converts at most that at once
   h5::Handle dataset_;
   uint64_t extent_ = 0;
   bool dirty_ = false;  // written since the last flush
@@ -252,7 +256,7 @@ struct TraceWriter::Impl {
 
   // Tables that grow slowly get smaller chunks so a flush does not rewrite much.
   static size_t small_chunk(const WriterOptions& o) {
-    return o.chunk_records < 256 ? o.chunk_records : 256;
+    return std::min(o.chunk_records, o.table_chunk_records);
   }
 
   Status guard(Status s) {
@@ -281,8 +285,9 @@ void TraceWriter::close_library() {
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
                                                          const TraceMeta& meta,
                                                          const WriterOptions& options) {
-  if (options.chunk_records == 0) {
-    return Status::error("trace writer for " + path + ": chunk_records must be at least 1");
+  if (options.chunk_records == 0 || options.table_chunk_records == 0) {
+    return Status::error("trace writer for " + path +
+                         ": chunk_records and table_chunk_records must be at least 1");
   }
   if (options.deflate_level > 9) {
     return Status::error("trace writer for " + path + ": deflate_level must be 0..9");

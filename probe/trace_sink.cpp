@@ -23,13 +23,16 @@ namespace {
 
 constexpr int64_t kDrainPeriodNs = 50'000'000;
 
-// Every flush compresses each dataset's partial last chunk again, so the probe,
-// which flushes every second, uses smaller chunks than the format's default
-// (measured on the sim example: about half the writer thread's CPU, and no
-// more bytes per op).
+// Every flush compresses each dataset's partial last chunk whole again, and the
+// compressed chunk that grew is written to new space in the file.  The probe
+// flushes every second, so it uses chunks far smaller than the format's default:
+// /ops chunks of 512 records and 32 for the tables that grow by a row or two per
+// flush.  Measured with the trace writer alone at 100 ops per flush: 1.0 ms of CPU
+// per flush against 1.8 ms with 1024 and 256, and half the file size.
 trace::WriterOptions writer_options() {
   trace::WriterOptions o;
-  o.chunk_records = 1024;
+  o.chunk_records = 512;
+  o.table_chunk_records = 32;
   return o;
 }
 

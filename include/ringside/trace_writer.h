@@ -20,7 +20,11 @@
 namespace ringside::trace {
 
 struct WriterOptions {
-  size_t chunk_records = 4096;  // records per HDF5 chunk (and in-memory buffer)
+  size_t chunk_records = 4096;  // records per HDF5 chunk (and in-memory buffer) of /ops
+  // The same for the tables that grow by a few rows per flush (all but /ops; never
+  // more than chunk_records): each flush compresses their partial last chunks whole
+  // again, so a writer that flushes often wants these small.
+  size_t table_chunk_records = 256;
   int deflate_level = 4;        // 0 disables compression; shuffle is always on
 };
 
