@@ -308,6 +308,12 @@ TEST(TraceRoundTrip, WriterRejectsBadOptionsAndUnwritablePaths) {
   auto w = TraceWriter::create("/tmp/never.h5", testing::sample_meta("j", 0, 1), bad);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.message().find("chunk_records"), std::string::npos);
+  WriterOptions bad_tables;
+  bad_tables.table_chunk_records = 0;
+  auto w1 = TraceWriter::create("/tmp/never.h5", testing::sample_meta("j", 0, 1), bad_tables);
+  ASSERT_FALSE(w1.ok());
+  EXPECT_NE(w1.message().find("table_chunk_records"), std::string::npos) << w1.message();
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never.h5"));
   auto w2 = TraceWriter::create("/nonexistent-dir/x.h5", testing::sample_meta("j", 0, 1));
   ASSERT_FALSE(w2.ok());
   EXPECT_NE(w2.message().find("/nonexistent-dir/x.h5"), std::string::npos) << w2.message();
