@@ -58,8 +58,11 @@ class OpRing {
     return &slots_[h % capacity_];
   }
   // Producer: makes the reserved slot visible (its state must be set first).
-  void publish() {
-    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  // Returns the slots in use after it.
+  uint64_t publish() {
+    const uint64_t h = head_.load(std::memory_order_relaxed) + 1;
+    head_.store(h, std::memory_order_release);
+    return h - tail_.load(std::memory_order_acquire);
   }
 
   uint64_t head() const { return head_.load(std::memory_order_acquire); }
