@@ -36,7 +36,7 @@ constexpr int64_t kWatchdogPeriodNs = 100'000'000;
 // writer flushes once a second, the watchdog looks every 100 ms, and SIGTERM wakes the
 // thread for one prompt pass (lifecycle.cpp).
 constexpr int64_t kPollMinNs = 1'000'000;
-constexpr int64_t kPollBusyNs = 20'000'000;  // some op still on the device
+constexpr int64_t kPollBusyNs = 50'000'000;  // some op still on the device
 constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding (watchdog cadence is 100 ms)
 constexpr uint64_t kOpsPerPass = 256;        // 1/32 of the default ring
 // Completed ops wait in the rings until the writer takes them: past this many
