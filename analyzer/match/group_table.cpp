@@ -124,7 +124,8 @@ std::vector<bool> mixed_groups(std::span<const OpRecord> ops) {
 
 }  // namespace
 
-Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all) {
+Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
+                            HeldOwnCompute* held) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   // One rank's ops are held while it is matched: attributing its time needs all of
   // its streams at once.  A rank whose ops fail validation adds nothing: the table
@@ -154,7 +155,11 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all)
     }
   }
   records_ += all.size();
-  const OwnCompute own(rank, all);
+  HeldOwnCompute measured;
+  HeldOwnCompute& kept = held != nullptr ? *held : measured;
+  kept.own.emplace(rank, all);
+  kept.knew_alongside = false;
+  const OwnCompute& own = *kept.own;
   const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
     const auto& before = own.before(i);
@@ -327,8 +332,10 @@ void GroupTable::reset_gaps(size_t part, size_t parts) {
   }
 }
 
-Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all) {
-  const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
+                            HeldOwnCompute* held) {
+  HeldOwnCompute measured;
+  const OwnCompute& own = own_compute(rank, all, held != nullptr ? *held : measured);
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
     const auto& before = own.before(i);
@@ -340,6 +347,16 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all)
       add_gap(cg.groups[op.seq - cg.first_seq], *before, own.split(i));
   }
   return {};
+}
+
+const OwnCompute& GroupTable::own_compute(const RankInfo& rank, std::span<const OpRecord> all,
+                                          HeldOwnCompute& held) const {
+  // Knowing nothing, every op is taken to hold the rank up: what ran_alongside says of
+  // every op when none was seen running alongside.
+  if (held.own && (held.knew_alongside || !any_alongside_)) return *held.own;
+  held.own.emplace(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+  held.knew_alongside = true;
+  return *held.own;
 }
 
 Alongside GroupTable::ran_alongside(const OpRecord& op) const {

@@ -55,7 +55,8 @@ RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin)
   }
 }
 
-Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRecord> all) {
+Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRecord> all,
+                               HeldOwnCompute* held) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
@@ -130,8 +131,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     }
   };
   records_ += all.size();
-  const OwnCompute own(rank, all,
-                       [this](const trace::OpRecord& op) { return table_.ran_alongside(op); });
+  HeldOwnCompute measured;
+  const OwnCompute& own = table_.own_compute(rank, all, held != nullptr ? *held : measured);
   for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);
