@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "load/rank_comms.h"
 #include "load/trace_set.h"
 #include "match/own_compute.h"
 #include "parallel/byte_stream.h"
@@ -238,8 +239,9 @@ class GroupTable {
     bool split = false;
     bool pending = false;  // outstanding at the last flush, not in /ops
   };
+  // `in`: the op's communicator (a comm of the rank's: RankComms).
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              const OwnView& own);
+              RankComms::Entry in, const OwnView& own);
   static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
   static void merge_gaps(GroupAgg& g, const GroupAgg& o);
   void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o);
