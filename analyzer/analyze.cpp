@@ -161,6 +161,12 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     for (const RankInfo& ri : set.ranks) share.push_back(ri.rank);
   }
   using Rows = std::span<const trace::OpRecord>;
+  // With the rows held in memory (a window of each rank), so is each rank's own compute
+  // from one pass to the next: the passes after matching mostly measure the same one.
+  std::vector<HeldOwnCompute> held(row_cache != nullptr ? set.ranks.size() : 0);
+  auto held_of = [&](const RankInfo& ri) {
+    return held.empty() ? nullptr : &held[static_cast<size_t>(ri.rank)];
+  };
   auto matched = std::make_unique<GroupTable>(set);
   // The per-op table is exchanged a slice of communicators at a time (run_pass); the
   // processes after the first merge into a new table, `next`, which then replaces theirs.
@@ -168,7 +174,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   std::unique_ptr<GroupTable> next;
   run_pass(
       set, group, share, row_cache, options, progress, "matching ops", pieces,
-      [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows); },
+      [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows, held_of(ri)); },
       [&](ByteWriter& w, size_t piece, size_t n) { matched->save_partial(w, piece, n); },
       [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
         if (fresh && piece == 0) next = std::make_unique<GroupTable>(set);
@@ -188,7 +194,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     // In place: a slice's gaps start anew once this process's own are saved.
     run_pass(
         set, group, share, row_cache, options, progress, "attributing compute", pieces,
-        [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows); },
+        [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows, held_of(ri)); },
         [&](ByteWriter& w, size_t piece, size_t n) { matched->save_gaps(w, piece, n); },
         [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
           if (fresh) matched->reset_gaps(piece, n);
@@ -199,7 +205,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
   run_pass(
       set, group, share, row_cache, options, progress, "measuring lateness", 1,
-      [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows); },
+      [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows, held_of(ri)); },
       [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
       [&](ByteReader& r, size_t, size_t, bool fresh) {
         if (fresh)
@@ -207,6 +213,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
         measured->merge_partial(r);
       },
       [] {});
+  held = {};
   // The report is process 0's to build and write.
   if (group != nullptr && group->rank() != 0) return Report{};
   const GroupTable& table = *matched;

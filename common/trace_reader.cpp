@@ -233,8 +233,8 @@ Result<std::vector<EventRecord>> TraceReader::events() const {
   }
   return rows;
 }
-Result<std::vector<CommRecord>> TraceReader::comms() const {
-  return read_all<CommRecord>(impl_->comms, impl_->path);
+Result<std::vector<CommRecord>> TraceReader::comms(uint64_t first) const {
+  return read_all<CommRecord>(impl_->comms, impl_->path, first);
 }
 
 Result<std::vector<LinkRecord>> TraceReader::links() const {

@@ -78,9 +78,13 @@ bool OpWindow::keep(const trace::OpRecord& op, int32_t me) const {
   return it == first_peer_seq.end() || op.peer_seq >= it->second;
 }
 
+void WindowFirsts::note_seq(uint64_t comm_id, uint64_t s) {
+  keep_lowest(seq, comm_id, s);
+}
+
 void WindowFirsts::note(const trace::OpRecord& op, int32_t me) {
   if (!is_p2p(op)) {
-    keep_lowest(seq, op.comm_id, op.seq);
+    note_seq(op.comm_id, op.seq);
   } else if (me >= 0) {
     keep_lowest(peer_seq, channel_of(op, me), op.peer_seq);
   }

@@ -79,6 +79,8 @@ struct WindowFirsts {
   std::unordered_map<uint64_t, uint64_t> seq;
   std::unordered_map<P2PChannelId, uint32_t, P2PChannelIdHash> peer_seq;
   void note(const trace::OpRecord& op, int32_t me);
+  // A collective of communicator `comm_id` with sequence number `s`.
+  void note_seq(uint64_t comm_id, uint64_t s);
 };
 
 // Sets the window's cuts from every rank's first_row and `firsts` (indexed by

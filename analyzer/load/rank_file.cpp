@@ -47,11 +47,25 @@ Status read_links(const trace::TraceReader& reader, int64_t world_size,
 void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, size_t clock_ops,
                       bool window, const std::unordered_map<uint64_t, int32_t>& me_in,
                       std::vector<ClockSample>& clock, WindowFirsts& firsts) {
+  // A rank's collectives are on a handful of communicators: the lowest sequence number
+  // of each is taken here and noted once, instead of looking its entry up for every op.
+  constexpr size_t kMaxComms = 32;
+  std::vector<std::pair<uint64_t, uint64_t>> lowest;  // comm id -> lowest collective seq
   for (size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
-    if (window) {
+    if (window && trace::is_p2p(static_cast<trace::OpKind>(op.op))) {
       auto it = me_in.find(op.comm_id);
       firsts.note(op, it == me_in.end() ? -1 : it->second);
+    } else if (window) {
+      auto it = std::find_if(lowest.begin(), lowest.end(),
+                             [&](const auto& c) { return c.first == op.comm_id; });
+      if (it != lowest.end()) {
+        it->second = std::min(it->second, op.seq);
+      } else if (lowest.size() < kMaxComms) {
+        lowest.emplace_back(op.comm_id, op.seq);
+      } else {
+        firsts.note_seq(op.comm_id, op.seq);
+      }
     }
     if (offset + i >= clock_ops) {
       if (!window) break;
@@ -63,6 +77,7 @@ void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, siz
     if (t_end == trace::kUnknownTime) continue;
     clock.push_back({op.comm_id, op.seq, t_end});
   }
+  for (const auto& [comm_id, seq] : lowest) firsts.note_seq(comm_id, seq);
 }
 
 // Reads the ops a window of the file begins with (the whole file's first
@@ -106,20 +121,21 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
   const trace::TraceMeta& m = reader.meta();
   // The comm table decides who is who: a file whose table is unreadable or
   // out of range is not used at all (its rank is analyzed as missing).
-  auto comm_rows = reader.comms();
-  Status comms_ok = comm_rows.ok() ? Status{} : comm_rows.status();
-  if (comms_ok.ok()) {
-    for (const auto& rec : comm_rows.value()) {
-      comms_ok = trace::validate_comm(rec, world_size);
-      if (!comms_ok.ok()) break;
-    }
+  // Kept between calls, only the rows appended since are read.
+  Status comms_ok;
+  if (options.tables_cache != nullptr) {
+    auto held = options.tables_cache->update_comms(reader, world_size);
+    if (held.ok()) f.comms = *held.value();
+    comms_ok = held.ok() ? Status{} : held.status();
+  } else {
+    comms_ok = update_comm_rows(reader, world_size, f.comms);
   }
   if (!comms_ok.ok()) {
+    f.comms = {};
     f.comms_error = comms_ok.message();
     if (options.reader_cache != nullptr) options.reader_cache->forget(entry.path);
     return f;
   }
-  f.comms = std::move(comm_rows.value());
   f.node = m.node.empty() ? m.hostname : m.node;
   f.local_rank = m.local_rank;
   f.gpu_device = m.gpu_device;

@@ -90,7 +90,18 @@ Status update_rank_tables(const trace::TraceReader& reader, RankTables& t) {
   return read_progress(reader, t);
 }
 
-Result<const RankTables*> RankTablesCache::update(const trace::TraceReader& reader) {
+Status update_comm_rows(const trace::TraceReader& reader, int64_t world_size,
+                        std::vector<trace::CommRecord>& comms) {
+  auto rows = reader.comms(comms.size());
+  if (!rows.ok()) return rows.status();
+  for (const auto& rec : rows.value()) {
+    if (Status v = trace::validate_comm(rec, world_size); !v.ok()) return v;
+    comms.push_back(rec);
+  }
+  return {};
+}
+
+Result<RankTablesCache::Held*> RankTablesCache::held(const trace::TraceReader& reader) {
   auto id = file_identity(reader.path(), reader.meta());
   if (!id.ok()) {
     files_.erase(reader.path());
@@ -101,11 +112,33 @@ Result<const RankTables*> RankTablesCache::update(const trace::TraceReader& read
     h = Held{};
     h.id = id.value();
   }
-  if (Status s = update_rank_tables(reader, h.tables); !s.ok()) {
+  return &h;
+}
+
+Result<const RankTables*> RankTablesCache::update(const trace::TraceReader& reader) {
+  auto h = held(reader);
+  if (!h.ok()) return h.status();
+  if (Status s = update_rank_tables(reader, h.value()->tables); !s.ok()) {
     files_.erase(reader.path());
     return s;
   }
-  return &h.tables;
+  return &h.value()->tables;
+}
+
+Result<const std::vector<trace::CommRecord>*> RankTablesCache::update_comms(
+    const trace::TraceReader& reader, int64_t world_size) {
+  auto h = held(reader);
+  if (!h.ok()) return h.status();
+  Held& f = *h.value();
+  if (f.comms_world_size != world_size) {
+    f.comms.clear();
+    f.comms_world_size = world_size;
+  }
+  if (Status s = update_comm_rows(reader, world_size, f.comms); !s.ok()) {
+    files_.erase(reader.path());
+    return s;
+  }
+  return &f.comms;
 }
 
 }  // namespace ringside::analysis

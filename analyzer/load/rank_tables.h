@@ -1,11 +1,11 @@
 // A rank file's small append-only tables reduced to what the analysis needs:
 // /stats (last flush, run-queue delay, drops), the /pending snapshot of the last
 // flush, /gpu_samples (load/gpu_summary.h) and /progress (the newest row per
-// communicator).  `ringside analyze` reads them whole; `ringside watch` keeps
-// them between polls (RankTablesCache) and reads only the rows appended since
-// its last poll, and the /pending snapshot only when a new flush completed:
-// samples grow by an hour's worth per hour of job, and were read whole at
-// every poll.
+// communicator); and its /comms rows.  `ringside analyze` reads them whole;
+// `ringside watch` keeps them between polls (RankTablesCache) and reads only the
+// rows appended since its last poll, and the /pending snapshot only when a new
+// flush completed: samples grow by an hour's worth per hour of job, and were read
+// whole at every poll (and the comm table, which rarely grows, was decoded again).
 //
 // A row still holding the fill value (flush_index 0, or an all-zero sample: its
 // writer extended the table and has not written it yet, or was killed then) ends
@@ -51,18 +51,31 @@ struct RankTables {
 // On error `t` is partly updated: the caller drops it.
 Status update_rank_tables(const trace::TraceReader& reader, RankTables& t);
 
-// RankTables kept by file path between `ringside watch` polls.
+// Appends to `comms` the /comms rows of `reader` past those it holds, each checked
+// (trace::validate_comm against `world_size`).  On error `comms` is partly updated:
+// the caller drops it.
+Status update_comm_rows(const trace::TraceReader& reader, int64_t world_size,
+                        std::vector<trace::CommRecord>& comms);
+
+// RankTables and /comms rows kept by file path between `ringside watch` polls.
 class RankTablesCache {
  public:
   // The tables of `reader`'s file, updated; a file replaced under the same name
   // (load/file_identity.h) is read anew.  On error nothing is kept for it.
   Result<const RankTables*> update(const trace::TraceReader& reader);
+  // Likewise, its /comms rows (update_comm_rows).
+  Result<const std::vector<trace::CommRecord>*> update_comms(const trace::TraceReader& reader,
+                                                             int64_t world_size);
 
  private:
   struct Held {
     FileIdentity id;
     RankTables tables;
+    std::vector<trace::CommRecord> comms;
+    int64_t comms_world_size = -1;  // what `comms` were checked against
   };
+  // The file's entry, emptied when it is another file than the one held.
+  Result<Held*> held(const trace::TraceReader& reader);
   std::unordered_map<std::string, Held> files_;
 };
 

@@ -124,12 +124,13 @@ std::vector<bool> mixed_groups(std::span<const OpRecord> ops) {
 
 }  // namespace
 
-Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all) {
+Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
+                            HeldOwnCompute* held) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   // One rank's ops are held while it is matched: attributing its time needs all of
   // its streams at once.  A rank whose ops fail validation adds nothing: the table
   // is then the one built without it, and the caller only has to call it missing.
-  std::unordered_map<uint64_t, bool> member;  // comm id -> the comm table places the rank in it
+  RankComms comms(set_, rank.rank);
   for (size_t i = 0; i < all.size(); ++i) {
     const OpRecord& op = all[i];
     const uint64_t row = rank.first_row + i;
@@ -139,14 +140,7 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all)
     }
     // An op on a communicator the rank's own comm table does not place it in:
     // the table or the op is damaged, and which one cannot be told.
-    auto [known, fresh] = member.emplace(op.comm_id, false);
-    if (fresh) {
-      auto it = set_.comm_index.find(op.comm_id);
-      known->second =
-          it != set_.comm_index.end() &&
-          set_.comm_rank_of(set_.comms[static_cast<size_t>(it->second)], rank.rank) >= 0;
-    }
-    if (!known->second) {
+    if (comms.of(op.comm_id).me < 0) {
       return Status::error(rank.path + ": /ops row " + std::to_string(row) + " is on comm " +
                            std::to_string(op.comm_id) +
                            ", which the file's comm table does not list for this rank "
@@ -154,21 +148,26 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all)
     }
   }
   records_ += all.size();
-  const OwnCompute own(rank, all);
+  HeldOwnCompute measured;
+  HeldOwnCompute& kept = held != nullptr ? *held : measured;
+  kept.own.emplace(rank, all);
+  kept.knew_alongside = false;
+  const OwnCompute& own = *kept.own;
   const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
     const auto& before = own.before(i);
     // A send/recv grouped with ops to other peers ends when its whole group does:
     // its time is not its link's.
     const bool shares_end = mixed[i] && trace::is_p2p(static_cast<OpKind>(all[i].op));
-    add_op(rank, prog, all[i],
+    add_op(rank, prog, all[i], comms.of(all[i].comm_id),
            {.before = before ? &*before : nullptr,
             .contended = own.contended(i) || shares_end,
             .started_another = own.started_another(i),
             .split = own.split(i)});
   }
   // Ops outstanding at the last flush that /ops does not hold yet.
-  for (const OpRecord& op : rank.pending) add_op(rank, prog, op, {.pending = true});
+  for (const OpRecord& op : rank.pending)
+    add_op(rank, prog, op, comms.of(op.comm_id), {.pending = true});
   return {};
 }
 
@@ -190,13 +189,12 @@ void GroupTable::note_signature(GroupAgg& g, int comm, uint64_t seq, uint8_t op,
 }
 
 void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord& op,
-                        const OwnView& own) {
-  auto it = set_.comm_index.find(op.comm_id);
-  if (it == set_.comm_index.end()) return;  // a comm this rank never announced: cannot match
-  const int ci = it->second;
+                        RankComms::Entry in, const OwnView& own) {
+  if (in.index < 0) return;  // a comm this rank never announced: cannot match
+  const int ci = in.index;
   const CommInfo& comm = set_.comms[static_cast<size_t>(ci)];
   const bool p2p = trace::is_p2p(static_cast<OpKind>(op.op));
-  const int me = p2p ? set_.comm_rank_of(comm, rank.rank) : -1;
+  const int me = p2p ? in.me : -1;
   // Ops before a window's cut (load/op_window.h) are not matched: some members' are not read.
   if (!set_.window.keep(op, me)) return;
   const OpTimes t = op_times(rank, op);
@@ -327,19 +325,32 @@ void GroupTable::reset_gaps(size_t part, size_t parts) {
   }
 }
 
-Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all) {
-  const OwnCompute own(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
+                            HeldOwnCompute* held) {
+  HeldOwnCompute measured;
+  const OwnCompute& own = own_compute(rank, all, held != nullptr ? *held : measured);
+  RankComms comms(set_, rank.rank);
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
     const auto& before = own.before(i);
     if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
-    auto it = set_.comm_index.find(op.comm_id);
-    if (it == set_.comm_index.end()) continue;
-    CommGroups& cg = comms_[static_cast<size_t>(it->second)];
+    const int ci = comms.of(op.comm_id).index;
+    if (ci < 0) continue;
+    CommGroups& cg = comms_[static_cast<size_t>(ci)];
     if (op.seq >= cg.first_seq && op.seq < cg.end_seq())
       add_gap(cg.groups[op.seq - cg.first_seq], *before, own.split(i));
   }
   return {};
+}
+
+const OwnCompute& GroupTable::own_compute(const RankInfo& rank, std::span<const OpRecord> all,
+                                          HeldOwnCompute& held) const {
+  // Knowing nothing, every op is taken to hold the rank up: what ran_alongside says of
+  // every op when none was seen running alongside.
+  if (held.own && (held.knew_alongside || !any_alongside_)) return *held.own;
+  held.own.emplace(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
+  held.knew_alongside = true;
+  return *held.own;
 }
 
 Alongside GroupTable::ran_alongside(const OpRecord& op) const {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "load/rank_comms.h"
 #include "load/trace_set.h"
 #include "match/own_compute.h"
 #include "parallel/byte_stream.h"
@@ -162,18 +163,26 @@ class GroupTable {
 
   // Adds one rank's ops (its rows from first_row on, load/window_rows.h) and its /pending
   // snapshot to the table; a rank whose ops fail validation adds nothing and returns the error.
-  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows);
+  // `held`: receives the rank's own compute, for the passes after (own_compute below).
+  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows,
+                  HeldOwnCompute* held = nullptr);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
   // Whether a collective ran alongside the compute: a member showed it, or its
   // communicator's ops do (false for send/recv and unknown ops).  When any did, the members' own
   // compute before each op is measured again with that known (match/own_compute.h): reset_gaps(),
-  // then add_gaps() per rank.
+  // then add_gaps() per rank.  When none did, it is kHeld for every op.
   Alongside ran_alongside(const trace::OpRecord& op) const;
   bool any_alongside() const { return any_alongside_; }
   // Of the communicators of slice `part` of `parts` only (a parallel analysis: below).
   void reset_gaps(size_t part = 0, size_t parts = 1);
-  Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows);
+  Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows,
+                  HeldOwnCompute* held = nullptr);
+  // The rank's own compute measured with what ran_alongside() knows (call after finalize()):
+  // `held`'s when it was measured so, or measured knowing nothing while no op ran alongside
+  // (which measures the same); else measured now, and kept in `held` for a later pass.
+  const OwnCompute& own_compute(const RankInfo& rank, std::span<const trace::OpRecord> rows,
+                                HeldOwnCompute& held) const;
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
@@ -230,8 +239,9 @@ class GroupTable {
     bool split = false;
     bool pending = false;  // outstanding at the last flush, not in /ops
   };
+  // `in`: the op's communicator (a comm of the rank's: RankComms).
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
-              const OwnView& own);
+              RankComms::Entry in, const OwnView& own);
   static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
   static void merge_gaps(GroupAgg& g, const GroupAgg& o);
   void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o);

@@ -145,9 +145,15 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (k == Alongside::kHeld && !trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
       never_alongside.push_back(interval);
   }
+  // `held` and `never_alongside` keep a subsequence of `every`: one that keeps all of it
+  // (mostly, in a job whose ops hold its ranks up) is the same timeline, built once.
+  const size_t intervals = every.size();
   const OwnTimeline all(std::move(every));
-  const OwnTimeline timeline(std::move(held));
-  const OwnTimeline never(std::move(never_alongside));
+  std::optional<OwnTimeline> held_only, never_only;
+  if (held.size() != intervals) held_only.emplace(std::move(held));
+  if (never_alongside.size() != intervals) never_only.emplace(std::move(never_alongside));
+  const OwnTimeline& timeline = held_only ? *held_only : all;
+  const OwnTimeline& never = never_only ? *never_only : all;
   // Ops that arrived in (from, to), beyond back-to-back distance of both ends, where
   // `to` is arrivals[at]: every arrival before it comes before `at`.  The one that
   // decides is the latest before `to`, mostly a few places back from `at` (past the
@@ -194,9 +200,9 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (started_between(p.end, x.arrival, here)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
-    r[1] = gap - never.other_busy(stream, p.end, x.arrival);
-    r[0] = gap - timeline.other_busy(stream, p.end, x.arrival);
     r[2] = gap - all.other_busy(stream, p.end, x.arrival);
+    r[1] = never_only ? gap - never.other_busy(stream, p.end, x.arrival) : r[2];
+    r[0] = held_only ? gap - timeline.other_busy(stream, p.end, x.arrival) : r[2];
     r[3] = (flags_[pi] & kSeen) != 0
                ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
                : r[0];

@@ -139,4 +139,15 @@ class OwnCompute {
   std::vector<uint8_t> flags_;
 };
 
+// A rank's OwnCompute kept from one pass over its rows to a later pass of the same
+// analysis, when the rows are held in memory (a watch poll, load/window_rows.h): it is
+// the costliest part of a pass, and the passes after matching measure the same one
+// (GroupTable::own_compute).
+struct HeldOwnCompute {
+  std::optional<OwnCompute> own;
+  // Measured with what the matched ops showed of running alongside (GroupTable::ran_alongside),
+  // else knowing nothing of the other ranks.
+  bool knew_alongside = false;
+};
+
 }  // namespace ringside::analysis

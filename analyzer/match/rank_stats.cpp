@@ -55,15 +55,17 @@ RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin)
   }
 }
 
-Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRecord> all) {
+Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRecord> all,
+                               HeldOwnCompute* held) {
   const TraceSet& set = table_.set();
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
   int64_t prev_held_end = kNever;  // of ops that held the rank up
+  RankComms comms(set, rank.rank);
   auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
                    bool alongside) {
-    auto it = set.comm_index.find(op.comm_id);
-    if (it == set.comm_index.end()) return;
+    const int ci = comms.of(op.comm_id).index;
+    if (ci < 0) return;
     const OpTimes t = op_times(rank, op);
     if (t.arrival == kNever) return;
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
@@ -80,7 +82,6 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
       if (t.end != kNever) prev_held_end = std::max(prev_held_end, t.end);
     }
     if (p2p) return;
-    const int ci = it->second;
     for (auto& md : mismatch_details_) {
       if (md.comm == ci && md.seq == op.seq) {
         md.calls.push_back({rank.rank, op.op, op.dtype, op.count, op.peer});
@@ -130,8 +131,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     }
   };
   records_ += all.size();
-  const OwnCompute own(rank, all,
-                       [this](const trace::OpRecord& op) { return table_.ran_alongside(op); });
+  HeldOwnCompute measured;
+  const OwnCompute& own = table_.own_compute(rank, all, held != nullptr ? *held : measured);
   for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);

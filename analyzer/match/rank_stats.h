@@ -112,7 +112,9 @@ struct MismatchDetail {
 class RankStatsPass {
  public:
   explicit RankStatsPass(const GroupTable& table, double late_margin = kDefaultLateMargin);
-  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows);
+  // `held`: the rank's own compute kept by an earlier pass, if any (GroupTable::own_compute).
+  Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows,
+                  HeldOwnCompute* held = nullptr);
 
   const std::vector<RankLateness>& ranks() const { return ranks_; }
   const std::vector<MismatchDetail>& mismatches() const { return mismatch_details_; }

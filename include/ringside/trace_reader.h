@@ -44,7 +44,7 @@ class TraceReader {
   // them before has not seen yet; tables are append-only).
   Result<std::vector<SampleRecord>> samples(uint64_t first = 0) const;
   Result<std::vector<EventRecord>> events() const;
-  Result<std::vector<CommRecord>> comms() const;
+  Result<std::vector<CommRecord>> comms(uint64_t first = 0) const;
   // Per-peer transfer windows (profiler plugin); empty for files without them.
   Result<std::vector<LinkRecord>> links() const;
   Result<std::vector<StatsRecord>> stats(uint64_t first = 0) const;

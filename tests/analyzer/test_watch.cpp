@@ -103,14 +103,19 @@ TEST(FindingDebounce, FindingsAreKnownByWhatTheyBlame) {
   EXPECT_TRUE(d.update({finding("missing_rank", {4})}, false).added.empty());
 }
 
-// A running 8-rank synthetic job (files without an end record) with `faults`.
-bool write_live_job(const std::string& dir, const std::vector<std::string>& faults) {
+// A running 8-rank synthetic job (files without an end record) with `faults`; with
+// `overlap`, tensor x data parallel, its gradient buckets all-reduced alongside the
+// backward pass (and its tensor-parallel ops).
+bool write_live_job(const std::string& dir, const std::vector<std::string>& faults,
+                    bool overlap = false) {
   synth::SynthSpec spec;
   spec.out_dir = dir;
   spec.ranks = 8;
   spec.nodes = 2;
   spec.steps = 60;
   spec.live = true;
+  spec.overlap = overlap;
+  if (overlap) spec.tp = 2;
   for (const std::string& f : faults) spec.faults.push_back(*synth::parse_fault(f));
   return synth::write_synth_traces(spec).ok();
 }
@@ -153,17 +158,28 @@ TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
 }
 
 // Polls that hold each rank's window rows and small tables between them (as
-// `ringside watch` does) report exactly what an analysis that reads every file
-// afresh reports, and read no row twice.
-TEST(WatchPoll, HeldRowsAndTablesGiveTheReportOfFreshReads) {
+// `ringside watch` does), and so each rank's own compute from one pass to the next,
+// report exactly what an analysis that reads every file afresh reports, and read no
+// row twice: for a job whose ops hold its ranks up, and for one whose gradient buckets
+// run alongside the compute (its compute is measured again once that is known).
+class HeldRows : public testing::TestWithParam<bool> {};
+
+TEST_P(HeldRows, GiveTheReportOfFreshReads) {
   test::TempDir dir("watch-held-rows");
-  ASSERT_TRUE(write_live_job(dir.path(), {"straggler:rank=5,factor=1.3", "throttle:rank=2"}));
+  ASSERT_TRUE(
+      write_live_job(dir.path(), {"straggler:rank=5,factor=1.3", "throttle:rank=2"}, GetParam()));
   AnalyzeOptions fresh = live_poll_options();
   fresh.views = false;  // never drawn live
   auto expected = analyze_directory(dir.path(), fresh);
   ASSERT_TRUE(expected.ok()) << expected.message();
   nlohmann::json want = report_to_json(expected.value());
   EXPECT_FALSE(expected->findings.empty()) << "the straggler is found";
+  bool alongside = false;
+  for (const auto& rank : want.at("late_ranks")) {
+    for (const auto& comm : rank.at("per_comm"))
+      alongside = alongside || comm.at("ran_alongside").get<uint64_t>() > 0;
+  }
+  EXPECT_EQ(alongside, GetParam()) << "ops seen running alongside the compute in the overlap job";
 
   WindowRowCache rows;
   RankTablesCache tables;
@@ -180,6 +196,9 @@ TEST(WatchPoll, HeldRowsAndTablesGiveTheReportOfFreshReads) {
   EXPECT_EQ(rows.files(), 8u);
   EXPECT_EQ(rows.rows_read(), rows.rows_held()) << "no row read twice over three polls";
 }
+
+INSTANTIATE_TEST_SUITE_P(WatchPoll, HeldRows, testing::Bool(),
+                         [](const auto& p) { return p.param ? "Overlap" : "NoOverlap"; });
 
 // A live writer's rows: each appended row is read once, rows that leave the window
 // are dropped, and a file replaced under the same name is read anew.
