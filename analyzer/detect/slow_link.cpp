@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "detect/context.h"
@@ -238,28 +239,34 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     }
     return c;
   };
-  const int nn = static_cast<int>(set.nodes.size());
-  std::vector<Candidate> cands;
-  for (int a = 0; a < nn; ++a) {
-    cands.push_back(evaluate(a, -1));
-    for (int b = a + 1; b < nn; ++b) cands.push_back(evaluate(a, b));
-  }
   // The explanation must fit better than it fails: when as many observations are
   // mispredicted as are slow, the slow ones are scheduling noise or one pair's own
-  // trouble, which node-level data cannot place.
-  const Candidate* pick = nullptr;
-  for (const auto& c : cands) {
-    if (c.slow == 0 || c.errors >= c.slow) continue;
-    if (pick == nullptr || c.slow - c.errors > pick->slow - pick->errors) pick = &c;
-  }
-  if (pick != nullptr) {
-    // A NIC and a pair explain equally when the node was seen with one peer only.
-    bool ambiguous = false;
-    for (const auto& c : cands) {
-      if (&c == pick || c.slow - c.errors != pick->slow - pick->errors) continue;
-      ambiguous = true;
-      if (pick->b < 0 && c.b >= 0) pick = &c;
+  // trouble, which node-level data cannot place.  The first that fits best is picked;
+  // candidates are weighed as they are evaluated, not held (N nodes make N(N+1)/2 of
+  // them: two million on 2048 nodes).
+  std::optional<Candidate> pick, pair_alike;  // the first node pair that fits as well
+  int alike = 0;                              // others that fit as well as the pick
+  auto weigh = [&](Candidate c) {
+    const int fit = c.slow - c.errors;
+    if (fit <= 0) return;
+    if (!pick || fit > pick->slow - pick->errors) {
+      pick = std::move(c);
+      pair_alike.reset();
+      alike = 0;
+    } else if (fit == pick->slow - pick->errors) {
+      ++alike;
+      if (c.b >= 0 && !pair_alike) pair_alike = std::move(c);
     }
+  };
+  const int nn = static_cast<int>(set.nodes.size());
+  for (int a = 0; a < nn; ++a) {
+    weigh(evaluate(a, -1));
+    for (int b = a + 1; b < nn; ++b) weigh(evaluate(a, b));
+  }
+  if (pick) {
+    // A NIC and a pair explain equally when the node was seen with one peer only.
+    const bool ambiguous = alike > 0;
+    if (pick->b < 0 && pair_alike) pick = std::move(pair_alike);
     Finding f;
     f.kind = "slow_link";
     f.cost_s = pick->cost;

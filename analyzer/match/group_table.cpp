@@ -306,7 +306,7 @@ void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split)
     g.gap_sum[k] += before[k];
     g.gap_min[k] = std::min(g.gap_min[k], before[k]);
     g.gap_max[k] = std::max(g.gap_max[k], before[k]);
-    g.gap_sq_sum[k] += static_cast<ExactSum>(before[k]) * before[k];
+    g.gap_sq_sum[k] += ExactSum::square(before[k]);
   }
   ++g.gaps;
   g.split += split ? 1 : 0;

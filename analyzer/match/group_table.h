@@ -33,8 +33,23 @@ inline constexpr ComputeReadings kNoGapMax = [] {
 }();
 
 // Sums of squares of ns are kept exact: partial tables of a parallel analysis add up to
-// the same bits in any grouping (parallel/process_group.h).
-__extension__ using ExactSum = __int128;
+// the same bits in any grouping (parallel/process_group.h).  Aligned to 8 bytes, not the
+// 16 of __int128, so that GroupAgg takes 256 bytes, not 272: the per-op table is most of
+// the analysis's memory.
+struct [[gnu::packed, gnu::aligned(8)]] ExactSum {
+  __extension__ __int128 value = 0;
+
+  static ExactSum square(int64_t x) {
+    return {__extension__ static_cast<__int128>(x) * x};
+  }
+  ExactSum& operator+=(const ExactSum& o) {
+    value += o.value;
+    return *this;
+  }
+  explicit operator double() const {
+    return static_cast<double>(value);
+  }
+};
 
 struct GroupAgg {
   int64_t max_arrival = kNever;
@@ -76,6 +91,8 @@ struct GroupAgg {
                : std::max<int64_t>(0, min_end - max_arrival);
   }
 };
+// What the per-op table costs per distinct op (docs/analyzer.md, "Bounded memory").
+static_assert(sizeof(GroupAgg) == 256);
 
 struct CommGroups {
   std::vector<GroupAgg> groups;  // index = seq - first_seq

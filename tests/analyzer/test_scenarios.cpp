@@ -257,6 +257,27 @@ TEST(Scenario, SlowNodePair) {
   EXPECT_EQ(r.findings[0].nodes, (Nodes{"node2", "node3"}));
 }
 
+// The first and the last stage's nodes are seen only with the one next to them: a slow
+// path there fits the pair and one end's NIC equally.  The pair is named, with the doubt
+// said; the NIC that fits as well comes before the pair in the candidates for the first
+// nodes, after it for the last.
+TEST(Scenario, SlowNodePairAtAnEndOfThePipelineIsNamedWithTheDoubt) {
+  for (const Nodes& pair : {Nodes{"node1", "node2"}, Nodes{"node3", "node4"}}) {
+    TempDir dir("slow-end-pair");
+    auto spec = small_spec(dir.path());
+    spec.ranks = 16;
+    spec.nodes = 4;
+    spec.pp = 4;
+    Report r = synth_and_analyze(spec, {"slow_pair:a=" + pair[0] + ",b=" + pair[1] + ",factor=4"});
+    ASSERT_EQ(r.findings.size(), 1u) << pair[0];
+    EXPECT_EQ(r.findings[0].kind, "slow_link");
+    EXPECT_EQ(r.findings[0].subkind, "node_pair");
+    EXPECT_EQ(r.findings[0].nodes, pair);
+    EXPECT_DOUBLE_EQ(r.findings[0].confidence, 0.6);
+    EXPECT_NE(r.findings[0].evidence.find("cannot be excluded"), std::string::npos);
+  }
+}
+
 // One send/recv pair slow while the other transfers between the same two nodes are
 // normal: no node or node pair explains it (it is how a descheduled rank looks on a
 // busy host), so no slow_link finding.
