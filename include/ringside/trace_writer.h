@@ -25,7 +25,7 @@ struct WriterOptions {
   // more than chunk_records): each flush compresses their partial last chunks whole
   // again, so a writer that flushes often wants these small.
   size_t table_chunk_records = 256;
-  int deflate_level = 4;        // 0 disables compression; shuffle is always on
+  int deflate_level = 4;  // 0 disables compression; shuffle is always on
 };
 
 class TraceWriter {
