@@ -31,14 +31,13 @@ constexpr int64_t kWatchdogPeriodNs = 100'000'000;
 // few microseconds whether it finds one op done or hundreds, so while ops are on the
 // device the period is sized for a pass to find about kOpsPerPass of them done, at the
 // rate the last pass saw, between kPollMinNs (ring headroom at a very high op rate)
-// and kPollBusyNs.  With nothing outstanding the thread sleeps long, and the next op
-// sent to the device wakes it (op_tracker).  Nothing else waits for the pass: the
-// writer flushes once a second, the watchdog looks every 100 ms, and SIGTERM wakes the
-// thread for one prompt pass (lifecycle.cpp).
+// and kPollMaxNs, which is also the period when no op was done or none is outstanding.
+// Nothing else waits for the pass: the writer flushes once a second, the watchdog
+// looks every 100 ms, a ring passing a quarter full wakes the thread (op_tracker), and
+// so does SIGTERM, for one prompt pass (lifecycle.cpp).
 constexpr int64_t kPollMinNs = 1'000'000;
-constexpr int64_t kPollBusyNs = 50'000'000;  // some op still on the device
-constexpr int64_t kPollIdleNs = 50'000'000;  // nothing outstanding (watchdog cadence is 100 ms)
-constexpr uint64_t kOpsPerPass = 256;        // 1/32 of the default ring
+constexpr int64_t kPollMaxNs = 50'000'000;
+constexpr uint64_t kOpsPerPass = 256;  // 1/32 of the default ring
 // Completed ops wait in the rings until the writer takes them: past this many
 // since its last wake-up, the writer is woken early so that rings never fill.
 constexpr uint64_t kWakeWriterOps = 1024;
@@ -194,11 +193,10 @@ void watchdog(Runtime& rt, ThreadState& ts, OpSlot& slot, uint32_t state, int64_
 
 // How long to sleep after a pass that took `since_last_ns` since the one before.
 int64_t next_poll_ns(const CompletionPass& pass, int64_t since_last_ns) {
-  if (!pass.outstanding) return kPollIdleNs;
-  if (pass.completed == 0) return kPollBusyNs;
+  if (!pass.outstanding || pass.completed == 0) return kPollMaxNs;
   const double per_op = static_cast<double>(std::max<int64_t>(since_last_ns, 0)) /
                         static_cast<double>(pass.completed);
-  return std::clamp(static_cast<int64_t>(per_op * kOpsPerPass), kPollMinNs, kPollBusyNs);
+  return std::clamp(static_cast<int64_t>(per_op * kOpsPerPass), kPollMinNs, kPollMaxNs);
 }
 
 }  // namespace
@@ -256,11 +254,7 @@ bool start_completer(Runtime& rt, std::string& error) {
         uint64_t unsignalled = 0;  // ops completed since the writer was last woken
         int64_t last_pass = now_ns();
         while (!rt.stopping.load(std::memory_order_acquire)) {
-          // Idle until this pass finds work: an op published during or after the
-          // pass then wakes the sleep below.
-          rt.completer_idle.store(true, std::memory_order_release);
           const CompletionPass pass = complete_device_ops(rt, false);
-          if (pass.outstanding) rt.completer_idle.store(false, std::memory_order_relaxed);
           rt.completer_passes.fetch_add(1, std::memory_order_acq_rel);
           unsignalled += pass.completed;
           if (unsignalled >= kWakeWriterOps) {

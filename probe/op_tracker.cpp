@@ -98,14 +98,10 @@ void finish(OpSlot& slot, trace::OpStatus status) {
   slot.state.store(kSlotComplete, std::memory_order_release);
 }
 
-// The op is on the device: the completion thread takes it from here, woken at
-// once if it sleeps the long idle sleep (one wake per idle-to-busy change).
-void device_pending(Runtime* rt, OpSlot& slot) {
+// The op is on the device: the completion thread takes it from here at its next
+// pass (within its longest period, sooner when the ring passes a quarter full).
+void device_pending(OpSlot& slot) {
   slot.state.store(kSlotDevicePending, std::memory_order_release);
-  if (rt != nullptr && rt->completer_idle.load(std::memory_order_relaxed) &&
-      rt->completer_idle.exchange(false, std::memory_order_acq_rel)) {
-    rt->completer_wake.wake();
-  }
 }
 
 bool failed(ncclResult_t rc) {
@@ -203,7 +199,7 @@ void end_op(OpSlot* slot, const OpCall& call, ncclResult_t rc) noexcept {
   } else if (r.flags & trace::kFlagInGroup) {
     slot->state.store(kSlotGroupDeferred, std::memory_order_release);
   } else if (slot->timing && record_end(*slot, call.stream)) {
-    device_pending(rt, *slot);
+    device_pending(*slot);
   } else {
     slot->timing = false;
     finish(*slot, trace::OpStatus::kComplete);
@@ -236,7 +232,6 @@ void group_ended(ncclResult_t rc, bool simulated) noexcept {
   ThreadState* ts = this_thread_state();
   if (ts == nullptr || ts->group_depth == 0) return;
   if (--ts->group_depth != 0) return;
-  Runtime* rt = runtime();
   const uint64_t head = ts->ring.head();
   for (uint64_t i = ts->group_first; i < head; ++i) {
     OpSlot& slot = ts->ring.at(i);
@@ -248,7 +243,7 @@ void group_ended(ncclResult_t rc, bool simulated) noexcept {
       slot.rec.flags |= trace::kFlagNcclError;
       finish(slot, trace::OpStatus::kComplete);
     } else if (slot.timing && record_end(slot, reinterpret_cast<CUstream>(slot.rec.stream))) {
-      device_pending(rt, slot);
+      device_pending(slot);
     } else {
       slot.timing = false;
       finish(slot, trace::OpStatus::kComplete);

@@ -96,9 +96,6 @@ struct Runtime {
   std::atomic<int> helper_threads_running{0};  // completer + samplers
   // Completion thread: woken for a prompt pass (shutdown); counts its passes.
   Waker completer_wake;
-  // The completion thread is in (or about to enter) its long idle sleep: the next
-  // op that goes to the device wakes it (op_tracker).
-  std::atomic<bool> completer_idle{false};
   std::atomic<uint64_t> completer_passes{0};
   // Ops the completion thread has looked at: moves while it works, stands still
   // while it is blocked (or not scheduled at all).

@@ -21,8 +21,8 @@ namespace ringside::probe {
 
 namespace {
 
-constexpr int64_t kDrainPeriodNs =
-    250'000'000;  // sooner when a ring passes a quarter full (op_tracker)
+// Sooner when a ring passes a quarter full (op_tracker).
+constexpr int64_t kDrainPeriodNs = 250'000'000;
 
 // Every flush compresses each dataset's partial last chunk whole again, and the
 // compressed chunk that grew is written to new space in the file.  The probe
