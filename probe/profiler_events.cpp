@@ -14,13 +14,14 @@ using namespace nccl_profiler;
 enum class Kind : uint8_t { kOp = 1, kStep = 2, kTask = 3, kKernel = 4 };
 
 struct OpHandle;
+// Times of steps and of their op's counters are in clock ticks until the op stops.
 struct StepHandle {
   Kind kind = Kind::kStep;
   OpHandle* op = nullptr;
-  int64_t start_ns = 0, state_ns = 0;
+  int64_t start_ticks = 0, state_ticks = 0;
   int state = 0;  // the State in progress; 0 before the first
   uint64_t bytes = 0;
-  int64_t send_ns = 0;  // time in SendWait
+  int64_t send_ticks = 0;  // time in SendWait
 };
 
 // NCCL keeps at most 8 steps of a proxy op in flight and reuses a step's slot
@@ -111,7 +112,7 @@ HandlePool<Handle>& pool() {
 // The time spent in the state that just ended goes to its bucket.
 void close_state(StepHandle& s, int64_t now) {
   LinkCounters& c = s.op->counters;
-  const int64_t d = now - s.state_ns;
+  const int64_t d = now - s.state_ticks;
   switch (s.state) {
     case kStepSendGpuWait:
     case kStepRecvFlushWait:
@@ -122,7 +123,7 @@ void close_state(StepHandle& s, int64_t now) {
       c.peer_wait_ns += d;
       break;
     case kStepSendWait:
-      s.send_ns += d;
+      s.send_ticks += d;
       c.net_ns += d;
       break;
     case kStepRecvWait:
@@ -218,11 +219,11 @@ void record(void* handle, int state, const StateArgs* args, Clock clock) {
   if (s->kind != Kind::kStep) return;
   const int64_t now = clock();
   if (s->state == 0)
-    s->start_ns = now;
+    s->start_ticks = now;
   else
     close_state(*s, now);
   s->state = state;
-  s->state_ns = now;
+  s->state_ticks = now;
   // The step's size is current at these states only (stale at the others).
   if (args != nullptr &&
       (state == kStepSendWait || state == kStepRecvFlushWait || state == kStepRecvGpuWait)) {
@@ -230,7 +231,7 @@ void record(void* handle, int state, const StateArgs* args, Clock clock) {
   }
 }
 
-void stop(void* handle, Clock clock) {
+void stop(void* handle, Clock clock, double ns_per_tick) {
   if (handle == nullptr) return;
   const Kind kind = *static_cast<Kind*>(handle);
   if (kind == Kind::kTask) {
@@ -259,20 +260,24 @@ void stop(void* handle, Clock clock) {
     auto* s = static_cast<StepHandle*>(handle);
     const int64_t now = clock();
     if (s->state == 0)
-      s->start_ns = now;  // stopped before any state: no time
+      s->start_ticks = now;  // stopped before any state: no time
     else
       close_state(*s, now);
     s->state = 0;
     LinkCounters& c = s->op->counters;
     ++c.steps;
     c.bytes += s->bytes;
-    c.active_ns += now - s->start_ns;
-    if (s->op->is_send) c.offer_step(s->bytes, s->send_ns);
+    c.active_ns += now - s->start_ticks;
+    // Ticks scale alike, so the fastest step in ticks is the fastest in ns.
+    if (s->op->is_send) c.offer_step(s->bytes, s->send_ticks);
     return;
   }
   auto* h = static_cast<OpHandle*>(handle);
-  ++h->counters.ops;
-  h->comm->merge(h->peer, h->channel, h->is_send, h->counters);
+  LinkCounters& c = h->counters;
+  ++c.ops;
+  for (int64_t* t : {&c.active_ns, &c.net_ns, &c.peer_wait_ns, &c.gpu_wait_ns, &c.best_step_ns})
+    *t = static_cast<int64_t>(static_cast<double>(*t) * ns_per_tick);
+  h->comm->merge(h->peer, h->channel, h->is_send, c);
   pool<OpHandle>().put(h);
 }
 

@@ -16,6 +16,8 @@
 
 namespace ringside::probe::plugin {
 
+// A step's clock: readings in ticks (step_clock.h); a proxy op's times are scaled
+// to nanoseconds by `ns_per_tick` once, when the op stops.
 using Clock = int64_t (*)();
 
 // `table` receives the communicator; `self` is this process's pid (proxy ops of
@@ -32,6 +34,6 @@ void start_kernel(void** handle, void* parent, uint8_t channel, uint64_t p_timer
 // Bytes per element of NCCL's datatype name ("ncclFloat32" -> 4); 0 if unknown.
 size_t datatype_bytes(const char* datatype);
 void record(void* handle, int state, const nccl_profiler::StateArgs* args, Clock clock);
-void stop(void* handle, Clock clock);
+void stop(void* handle, Clock clock, double ns_per_tick = 1.0);
 
 }  // namespace ringside::probe::plugin

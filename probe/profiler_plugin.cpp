@@ -67,12 +67,12 @@ NcclResult start_v4(void* context, void** handle, EventDescrV4* d) {
 }
 
 NcclResult stop_event(void* handle) {
-  plugin::stop(handle, step_clock_ns);
+  plugin::stop(handle, step_clock_ticks, step_clock_ns_per_tick());
   return 0;
 }
 
 NcclResult record_state(void* handle, int state, StateArgs* args) {
-  plugin::record(handle, state, args, step_clock_ns);
+  plugin::record(handle, state, args, step_clock_ticks);
   return 0;
 }
 

@@ -88,6 +88,17 @@ int64_t step_clock_ns() {
   return monotonic_now_ns();
 }
 
+int64_t step_clock_ticks() {
+#if defined(__x86_64__)
+  if (g_tsc.load(std::memory_order_relaxed)) return static_cast<int64_t>(__rdtsc());
+#endif
+  return monotonic_now_ns();
+}
+
+double step_clock_ns_per_tick() {
+  return g_tsc.load(std::memory_order_acquire) ? g_ns_per_tick : 1.0;
+}
+
 bool step_clock_uses_tsc() {
   return g_tsc.load(std::memory_order_acquire);
 }

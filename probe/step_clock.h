@@ -16,6 +16,11 @@ namespace ringside::probe {
 void init_step_clock();
 // Nanoseconds on a monotonic scale of its own; init_step_clock() first.
 int64_t step_clock_ns();
+// The raw reading behind step_clock_ns(): counter ticks, or nanoseconds where the
+// counter is not used.  Differences of readings times step_clock_ns_per_tick() are
+// nanoseconds; a step's times are kept in ticks and scaled once per proxy op.
+int64_t step_clock_ticks();
+double step_clock_ns_per_tick();
 // Whether readings come from the time-stamp counter (for perf reports and tests).
 bool step_clock_uses_tsc();
 

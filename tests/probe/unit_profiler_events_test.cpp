@@ -182,6 +182,23 @@ TEST(ProfilerEvents, SendStepsAddUpPerPeerAndChannel) {
   EXPECT_TRUE(h.drain().empty()) << "a window is written once";
 }
 
+// The clock counts ticks; an op's times become nanoseconds once, when it stops.
+TEST(ProfilerEvents, StepTicksAreScaledToNanosecondsWhenTheOpStops) {
+  Harness h;
+  void* op = h.start_op(4, 0, true);
+  h.send_step(op, 0, 128 << 10, 1000);
+  h.send_step(op, 1, 128 << 10, 4000);
+  plugin::stop(op, fake_clock, 0.25);
+  const auto rows = h.drain();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].net_ns, 1250);
+  EXPECT_EQ(rows[0].peer_wait_ns, 10);
+  EXPECT_EQ(rows[0].gpu_wait_ns, 5);
+  EXPECT_EQ(rows[0].active_ns, 1265);
+  EXPECT_EQ(rows[0].best_step_bytes, 128u << 10);
+  EXPECT_EQ(rows[0].best_step_ns, 250) << "the faster step, in ns";
+}
+
 TEST(ProfilerEvents, ReceiveStepsTimeTheWaitForDataAndTheGpu) {
   Harness h;
   void* op = h.start_op(2, 0, false);
