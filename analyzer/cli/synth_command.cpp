@@ -85,6 +85,9 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--job-id", s.job_id, "job id")->capture_default_str();
   cmd->add_flag("--live", s.live,
                 "files end as a running job's do (no end-of-tracing record), for `ringside watch`");
+  cmd->add_flag("--links", s.links,
+                "also write /links rows, as the probe's NCCL profiler plugin does (each rank's "
+                "transfers to ring neighbours and send/recv peers on other nodes)");
   cmd->add_option("--chunk-records", s.chunk_records, "HDF5 chunk size of the traces")
       ->check(CLI::Range(16, 1 << 20))
       ->capture_default_str();

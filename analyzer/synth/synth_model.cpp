@@ -128,6 +128,40 @@ SynthModel::SynthModel(const SynthSpec& spec) : spec_(spec) {
   }
   chunks_per_step_ = (tp > 1 ? spec_.tp_ops : 0) + (pp > 1 ? 1 : 0) +
                      (dp > 1 ? static_cast<int>(spec_.buckets.size()) : 0) + 1;
+  nic_factor_.assign(static_cast<size_t>(spec_.nodes), 1.0);
+  auto node_index = [&](const std::string& name) {
+    for (int a = 0; a < spec_.nodes; ++a) {
+      if (node_name(a) == name) return a;
+    }
+    return -1;
+  };
+  for (const Fault& x : spec_.faults) {
+    const int a = node_index(x.node);
+    if (a < 0) continue;
+    if (x.kind == FaultKind::kSlowNic)
+      nic_factor_[static_cast<size_t>(a)] = std::max(nic_factor_[static_cast<size_t>(a)], x.factor);
+    const int b = x.kind == FaultKind::kSlowPair ? node_index(x.node_b) : -1;
+    if (b >= 0) slow_pairs_.emplace_back(a, b, x.factor);
+  }
+  for (const SynthComm& c : comms_) ring_factor_.push_back(ring_factor(c));
+}
+
+double SynthModel::edge_factor(int node_a, int node_b) const {
+  if (node_a == node_b) return 1;
+  double f =
+      std::max(nic_factor_[static_cast<size_t>(node_a)], nic_factor_[static_cast<size_t>(node_b)]);
+  for (const auto& [a, b, factor] : slow_pairs_) {
+    if ((a == node_a && b == node_b) || (a == node_b && b == node_a)) f = std::max(f, factor);
+  }
+  return f;
+}
+
+double SynthModel::ring_factor(const SynthComm& c) const {
+  double f = 1;
+  const size_t n = c.members.size();
+  for (size_t i = 0; n > 1 && i < n; ++i)
+    f = std::max(f, edge_factor(node_of(c.members[i]), node_of(c.members[(i + 1) % n])));
+  return f;
 }
 
 double SynthModel::uniform(uint64_t a, uint64_t b, uint64_t c) const {
@@ -196,39 +230,30 @@ int64_t SynthModel::chunk_ns(int rank, int step, int slot) const {
   return static_cast<int64_t>(base * f * std::max(j, 0.2));
 }
 
-double SynthModel::link_factor(const std::vector<int>& nodes) const {
-  if (nodes.size() < 2) return 1;
-  double f = 1;
-  auto has = [&](const std::string& name) {
-    for (int n : nodes) {
-      if (node_name(n) == name) return true;
-    }
-    return false;
-  };
-  for (const Fault& x : spec_.faults) {
-    if (x.kind == FaultKind::kSlowNic && has(x.node)) f = std::max(f, x.factor);
-    if (x.kind == FaultKind::kSlowPair && has(x.node) && has(x.node_b)) f = std::max(f, x.factor);
-  }
-  return f;
-}
-
-int64_t SynthModel::transfer_ns(const SynthComm& c, OpKind op, uint64_t bytes, int step,
-                                uint64_t seq) const {
+int64_t SynthModel::transfer_ns(int ci, OpKind op, uint64_t bytes, int step, uint64_t seq,
+                                RingTransfer* ring) const {
+  const SynthComm& c = comms_[static_cast<size_t>(ci)];
   const bool intra = c.nodes.size() < 2;
-  double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / link_factor(c.nodes);
-  double lat = (intra ? spec_.intra_latency_us : spec_.inter_latency_us) * 1e3;
-  int n = static_cast<int>(c.members.size());
-  double t = lat * std::log2(std::max(n, 2)) +
-             static_cast<double>(bytes) * bus_bw_factor(op, n) / (bw * 1e9) * 1e9;
-  double j = 1 + 0.01 * gauss(c.id, static_cast<uint64_t>(step), seq);
-  return static_cast<int64_t>(t * std::max(j, 0.5));
+  const double bw = intra ? spec_.intra_gbps : spec_.inter_gbps;
+  const double lat = (intra ? spec_.intra_latency_us : spec_.inter_latency_us) * 1e3;
+  const int n = static_cast<int>(c.members.size());
+  const double j = std::max(1 + 0.01 * gauss(c.id, static_cast<uint64_t>(step), seq), 0.5);
+  const double base = lat * std::log2(std::max(n, 2)) * j;
+  const double bus_bytes = static_cast<double>(bytes) * bus_bw_factor(op, n);
+  const double per_factor = bus_bytes / (bw * 1e9) * 1e9 * j;
+  if (ring != nullptr) {
+    ring->comm = ci;
+    ring->bus_bytes = static_cast<uint64_t>(bus_bytes);
+    ring->base_ns = base;
+    ring->per_factor_ns = per_factor;
+  }
+  return static_cast<int64_t>(base +
+                              per_factor * (intra ? 1.0 : ring_factor_[static_cast<size_t>(ci)]));
 }
 
 int64_t SynthModel::p2p_ns(int a, int b, uint64_t bytes, int step) const {
-  std::vector<int> nodes{node_of(a)};
-  if (node_of(b) != node_of(a)) nodes.push_back(node_of(b));
-  const bool intra = nodes.size() < 2;
-  double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / link_factor(nodes);
+  const bool intra = node_of(a) == node_of(b);
+  double bw = (intra ? spec_.intra_gbps : spec_.inter_gbps) / edge_factor(node_of(a), node_of(b));
   for (const Fault& x : spec_.faults) {
     if (x.kind == FaultKind::kSlowP2p &&
         ((x.rank == a && x.peer == b) || (x.rank == b && x.peer == a))) {
@@ -316,7 +341,8 @@ bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int
     }
     return false;
   }
-  int64_t transfer = transfer_ns(c, op, bytes, step, seq);
+  RingTransfer ring;
+  int64_t transfer = transfer_ns(ci, op, bytes, step, seq, &ring);
   if (!bucket) {
     // A bucket still in flight on a member shares its links and SMs with this op.
     bool contended = false;
@@ -324,6 +350,8 @@ bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int
     if (contended) {
       const double f = 1.3 + 0.4 * uniform(0xc0de, c.id, seq);
       transfer = static_cast<int64_t>(static_cast<double>(transfer) * f);
+      ring.base_ns *= f;
+      ring.per_factor_ns *= f;
     }
   }
   const int64_t end = last + transfer;
@@ -334,6 +362,11 @@ bool SynthModel::collective(OpSink& sink, int ci, OpKind op, uint64_t bytes, int
     set_times(rec, enqueue[i], arrival[i], end);
     sink.op(c.members[i], rec);
     (bucket ? bucket_t_ : t_)[r] = end;
+  }
+  if (spec_.links && c.nodes.size() > 1) {
+    ring.start_ns = last;
+    ring.window_ns = transfer;
+    sink.ring(ring);
   }
   return true;
 }
@@ -392,6 +425,10 @@ void SynthModel::run(OpSink& sink) {
             set_times(recv, t, t, end);
             sink.op(r, recv);
             sink.op(src, send);
+            if (spec_.links && node_of(src) != node_of(r)) {
+              sink.peer({pp_comm_[static_cast<size_t>(r)], src, r, spec_.pp_bytes, std::max(sa, t),
+                         end - std::max(sa, t)});
+            }
             t_[static_cast<size_t>(src)] = end;
             t = end;
           }

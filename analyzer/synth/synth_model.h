@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "ringside/trace_schema.h"
@@ -36,11 +37,35 @@ struct RankEnd {
   bool killed = false;                   // SIGTERM at the end of a hung job
 };
 
+// A collective's data movement on its ring (SynthSpec::links): comm rank i sends to
+// i + 1 (and the last to the first) over a link that takes
+// base_ns + per_factor_ns x edge_factor(i's node, i + 1's node), at most the window;
+// the op's transfer (`window_ns`, from the last arrival at `start_ns`) is its slowest
+// link's time.
+struct RingTransfer {
+  int comm = 0;            // index into SynthModel::comms()
+  uint64_t bus_bytes = 0;  // what each member sends its ring neighbour
+  int64_t start_ns = 0;    // true time
+  int64_t window_ns = 0;
+  double base_ns = 0, per_factor_ns = 0;
+};
+
+// A send/recv between two ranks: the link's time is the whole window.
+struct PeerTransfer {
+  int comm = 0;
+  int src = 0, dst = 0;  // global ranks
+  uint64_t bytes = 0;
+  int64_t start_ns = 0, window_ns = 0;
+};
+
 class OpSink {
  public:
   virtual ~OpSink() = default;
   // Ops of one rank arrive in that rank's program order; times are true times.
   virtual void op(int rank, const trace::OpRecord& op) = 0;
+  // With SynthSpec::links: each transfer, after the ops it belongs to.
+  virtual void ring(const RingTransfer&) {}
+  virtual void peer(const PeerTransfer&) {}
 };
 
 class SynthModel {
@@ -68,16 +93,20 @@ class SynthModel {
   bool hung() const { return hung_; }
   // Compute slowdown of a rank's GPU from straggler/throttle/slow-node faults (1 = healthy).
   double gpu_factor(int rank) const;
+  // Bandwidth divisor of the path between two nodes (slow_nic, slow_pair; 1 = healthy).
+  double edge_factor(int node_a, int node_b) const;
   const SynthSpec& spec() const { return spec_; }
 
  private:
   double gauss(uint64_t a, uint64_t b, uint64_t c) const;
   double uniform(uint64_t a, uint64_t b, uint64_t c) const;
   int64_t chunk_ns(int rank, int step, int slot) const;
-  int64_t transfer_ns(const SynthComm& c, trace::OpKind op, uint64_t bytes, int step,
-                      uint64_t seq) const;
+  // The op's transfer on its ring; `ring`, if given, receives its parts.
+  int64_t transfer_ns(int comm, trace::OpKind op, uint64_t bytes, int step, uint64_t seq,
+                      RingTransfer* ring) const;
   int64_t p2p_ns(int a, int b, uint64_t bytes, int step) const;
-  double link_factor(const std::vector<int>& nodes) const;
+  // The slowest edge of a communicator's ring (comm rank order).
+  double ring_factor(const SynthComm& c) const;
   // Returns false when the job hung at this op (no more ops are issued).  A bucket
   // (overlap) goes on the bucket stream once its gradients are ready (the main
   // stream's time) and leaves the main stream running; any other op follows a
@@ -93,10 +122,13 @@ class SynthModel {
   int world_ = 0, chunks_per_step_ = 1;
   std::vector<SynthComm> comms_;
   std::vector<std::vector<int>> comms_of_;
-  std::vector<int> tp_comm_, dp_comm_, pp_comm_;  // per rank, -1 if none
-  std::vector<int> tp_list_, dp_list_;            // distinct comm indices
-  std::vector<int64_t> t_;                        // per-rank main stream time
-  std::vector<int64_t> bucket_t_;                 // per-rank bucket stream time (overlap)
+  std::vector<int> tp_comm_, dp_comm_, pp_comm_;          // per rank, -1 if none
+  std::vector<int> tp_list_, dp_list_;                    // distinct comm indices
+  std::vector<double> nic_factor_;                        // per node
+  std::vector<std::tuple<int, int, double>> slow_pairs_;  // node indices, factor
+  std::vector<double> ring_factor_;                       // per comm
+  std::vector<int64_t> t_;                                // per-rank main stream time
+  std::vector<int64_t> bucket_t_;                         // per-rank bucket stream time (overlap)
   std::vector<uint32_t> send_seq_, recv_seq_;
   std::vector<RankEnd> ends_;
   std::vector<int64_t> step_starts_;

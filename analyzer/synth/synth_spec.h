@@ -89,6 +89,10 @@ struct SynthSpec {
   // Files end as those of a job still running do: no end-of-tracing record
   // (`ringside watch` then follows them until --until).
   bool live = false;
+  // Also writes /links rows as the probe's NCCL profiler plugin does: each rank's
+  // network transfers (ring neighbours and send/recv peers on other nodes), per
+  // channel and flush window.
+  bool links = false;
   size_t chunk_records = 2048;  // HDF5 chunk size of the written traces
   int writer_batch = 256;       // ranks written at once (bounds memory)
   std::vector<Fault> faults;

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ringside/trace_writer.h"
+#include "synth/synth_links.h"
 #include "synth/synth_model.h"
 
 namespace ringside::analysis::synth {
@@ -31,7 +33,20 @@ class BatchSink : public OpSink {
         model_(model),
         writers_(writers),
         staged_(static_cast<size_t>(hi - lo)),
-        counts_(static_cast<size_t>(hi - lo), 0) {}
+        counts_(static_cast<size_t>(hi - lo), 0) {
+    if (model.spec().links) links_.emplace(model, lo, hi);
+  }
+
+  void ring(const RingTransfer& t) override {
+    if (links_) links_->ring(t);
+  }
+  void peer(const PeerTransfer& t) override {
+    if (links_) links_->peer(t);
+  }
+  // The rank's link rows so far (and, with `end_true_ns`, the open window's).
+  std::vector<trace::LinkRecord> take_links(int rank, int64_t end_true_ns = -1) {
+    return links_ ? links_->take(rank, end_true_ns) : std::vector<trace::LinkRecord>{};
+  }
 
   void op(int rank, const OpRecord& op) override {
     if (rank < lo_ || rank >= hi_) return;
@@ -60,6 +75,10 @@ class BatchSink : public OpSink {
   void drain(size_t i) {
     if (staged_[i].empty() || !writers_[i]) return;
     Status s = writers_[i]->append(std::span<const OpRecord>(staged_[i]));
+    if (s.ok() && links_) {
+      auto rows = links_->take(lo_ + static_cast<int>(i));
+      s = writers_[i]->append(std::span<const trace::LinkRecord>(rows));
+    }
     if (!s.ok() && status_.ok()) status_ = s;
     staged_[i].clear();
   }
@@ -69,6 +88,7 @@ class BatchSink : public OpSink {
   std::vector<std::unique_ptr<trace::TraceWriter>>& writers_;
   std::vector<std::vector<OpRecord>> staged_;
   std::vector<uint64_t> counts_;
+  std::optional<LinkRows> links_;
   Status status_;
 };
 
@@ -179,9 +199,11 @@ trace::EventRecord event(trace::EventKind kind, int64_t t, int64_t value, int de
 }
 
 Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::TraceWriter& w,
-                   uint64_t ops) {
+                   uint64_t ops, BatchSink& sink) {
   const int64_t start = m.process_start_ns(rank);
   const RankEnd& end = m.ends()[static_cast<size_t>(rank)];
+  auto links = sink.take_links(rank, end.last_flush_ns);
+  if (Status s = w.append(std::span<const trace::LinkRecord>(links)); !s.ok()) return s;
   auto smp = samples(spec, m, rank);
   if (Status s = w.append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
   std::vector<trace::EventRecord> events;
@@ -271,7 +293,7 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
     for (int r = lo; r < hi; ++r) {
       auto& w = writers[static_cast<size_t>(r - lo)];
       if (!w) continue;
-      if (Status s = finish_rank(spec, model, r, *w, sink.count(r)); !s.ok()) return s;
+      if (Status s = finish_rank(spec, model, r, *w, sink.count(r), sink); !s.ok()) return s;
       summary.ops += sink.count(r);
       ++summary.files;
       w.reset();

@@ -257,6 +257,36 @@ TEST(Scenario, SlowNodePair) {
   EXPECT_EQ(r.findings[0].nodes, (Nodes{"node2", "node3"}));
 }
 
+// A data-parallel job has no send/recv to time: its links are seen only through the
+// profiler plugin's rows (`synth --links` writes them as the probe does).
+TEST(Scenario, SlowNicOrPairOfADataParallelJobIsNamedFromTheLinkRows) {
+  struct Case {
+    const char* fault;
+    const char* subkind;
+    Nodes nodes;
+  };
+  for (const Case& c :
+       {Case{"slow_nic:node=node2,factor=4", "nic", {"node2"}},
+        Case{"slow_pair:a=node2,b=node3,factor=4", "node_pair", {"node2", "node3"}}}) {
+    for (bool links : {false, true}) {
+      TempDir dir("dp-links");
+      auto spec = small_spec(dir.path());
+      spec.ranks = 16;
+      spec.nodes = 4;
+      spec.links = links;
+      Report r = synth_and_analyze(spec, {c.fault});
+      if (!links) {
+        EXPECT_EQ(find_kind(r, "slow_link"), nullptr) << c.fault << ": no link was observed";
+        continue;
+      }
+      ASSERT_EQ(r.findings.size(), 1u) << c.fault;
+      EXPECT_EQ(r.findings[0].kind, "slow_link");
+      EXPECT_EQ(r.findings[0].subkind, c.subkind);
+      EXPECT_EQ(r.findings[0].nodes, c.nodes);
+    }
+  }
+}
+
 // The first and the last stage's nodes are seen only with the one next to them: a slow
 // path there fits the pair and one end's NIC equally.  The pair is named, with the doubt
 // said; the NIC that fits as well comes before the pair in the candidates for the first

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ringside/trace_reader.h"
+#include "ringside/trace_writer.h"
 #include "synth/synth_model.h"
 #include "synth/synth_writer.h"
 #include "test_util.h"
@@ -157,6 +158,69 @@ TEST(SynthWriter, WritesOneReadableTracePerRank) {
   EXPECT_FALSE(r.value()->samples()->empty());
   // A second run into the same directory is refused instead of mixing files.
   EXPECT_FALSE(synth::write_synth_traces(spec).ok());
+}
+
+// --links: each rank's rows are its transfers to ring neighbours on other nodes; a
+// link faster than the ring's slowest waits for its peer the rest of the op's window.
+TEST(SynthWriter, LinkRowsFollowTheRingAndTheSlowLinkSetsTheWindow) {
+  TempDir dir("synth-links");
+  auto spec = small_spec(dir.path());
+  spec.ranks = 16;
+  spec.nodes = 4;
+  spec.steps = 10;
+  spec.links = true;
+  spec.faults = {*synth::parse_fault("slow_nic:node=node2,factor=4")};
+  ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+  struct Sums {
+    uint64_t ops = 0, bytes = 0;
+    int64_t net = 0, peer_wait = 0, last_t = -1;
+    bool ordered = true;
+  };
+  // rank -> (peer, is_send) -> sums over channels and windows
+  std::map<int, std::map<std::pair<int, int>, Sums>> rows;
+  for (int rank = 0; rank < 16; ++rank) {
+    auto r = trace::TraceReader::open(dir.path() + "/" + trace::trace_file_name(spec.job_id, rank));
+    ASSERT_TRUE(r.ok()) << r.message();
+    auto links = r.value()->links();
+    ASSERT_TRUE(links.ok()) << links.message();
+    for (const trace::LinkRecord& l : *links) {
+      EXPECT_EQ(l.nranks, 16);
+      EXPECT_EQ(l.rank, rank) << "the world's comm ranks are the global ranks";
+      EXPECT_EQ(l.n_nodes, 4);
+      Sums& s = rows[rank][{l.peer, l.is_send}];
+      if (l.channel == 0) {
+        s.ordered = s.ordered && l.t_ns > s.last_t;
+        s.last_t = l.t_ns;
+        s.ops += l.ops;
+      }
+      s.bytes += l.bytes;
+      s.net += l.net_ns;
+      s.peer_wait += l.peer_wait_ns;
+    }
+  }
+  // Ranks in the middle of a node have no neighbour on another node.
+  for (int rank : {1, 2, 5, 6, 9, 10, 13, 14}) EXPECT_EQ(rows.count(rank), 0u) << rank;
+  // The last rank of each node sends to the next node, the first receives from the previous.
+  for (int last : {3, 7, 11, 15}) {
+    const int next = (last + 1) % 16;
+    ASSERT_EQ(rows[last].size(), 1u) << last;
+    const Sums& send = rows[last][{next, 1}];
+    const Sums& recv = rows[next][{last, 0}];
+    EXPECT_EQ(send.ops, 40u) << "four gradient buckets per step, on the world";
+    EXPECT_TRUE(send.ordered) << "one row per window, in time order";
+    EXPECT_EQ(send.bytes, recv.bytes);
+    EXPECT_GT(send.net, 0);
+    EXPECT_GE(recv.net, send.net) << "a receive waits in the network for its whole window";
+  }
+  // node2's NIC is slow: the paths into and out of it transmit 4x as long, and the
+  // healthy links spend the difference waiting for their peers.
+  const Sums& into = rows[3][{4, 1}];
+  const Sums& out = rows[7][{8, 1}];
+  const Sums& healthy = rows[11][{12, 1}];
+  EXPECT_NEAR(static_cast<double>(into.net) / static_cast<double>(healthy.net), 4.0, 0.2);
+  EXPECT_NEAR(static_cast<double>(out.net) / static_cast<double>(healthy.net), 4.0, 0.2);
+  EXPECT_LT(into.peer_wait, into.net / 10);
+  EXPECT_GT(healthy.peer_wait, healthy.net * 2);
 }
 
 }  // namespace
