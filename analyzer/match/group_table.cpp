@@ -250,7 +250,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.max_end = std::max(g.max_end, t.end);
   }
   // The rank's own compute before the op (match/own_compute.h).
-  if (own.before != nullptr) add_gap(g, *own.before, own.split);
+  if (own.before != nullptr) add_gap(cg, g, *own.before, own.split);
   (void)comm;
 }
 
@@ -301,24 +301,31 @@ void GroupTable::settle_p2p(const P2PKey& key, const P2PHalf& h) {
   ++s.count;
 }
 
-void GroupTable::add_gap(GroupAgg& g, const ComputeReadings& before, bool split) {
-  for (int k = 0; k < kReadings; ++k) {
-    g.gap_sum[k] += before[k];
-    g.gap_min[k] = std::min(g.gap_min[k], before[k]);
-    g.gap_max[k] = std::max(g.gap_max[k], before[k]);
-    g.gap_sq_sum[k] += ExactSum::square(before[k]);
+OtherReadings& CommGroups::separate_readings(GroupAgg& g) {
+  if (g.other_readings < 0) {
+    g.other_readings = static_cast<int32_t>(other_readings.size());
+    other_readings.emplace_back().fill(g.gap);
   }
+  return other_readings[static_cast<size_t>(g.other_readings)];
+}
+
+void GroupTable::add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split) {
+  if (g.other_readings >= 0 ||
+      std::any_of(before.begin() + 1, before.end(), [&](int64_t x) { return x != before[0]; })) {
+    OtherReadings& other = cg.separate_readings(g);
+    for (size_t k = 1; k < before.size(); ++k) other[k - 1].add(before[k]);
+  }
+  g.gap.add(before[0]);
   ++g.gaps;
   g.split += split ? 1 : 0;
 }
 
 void GroupTable::reset_gaps(size_t part, size_t parts) {
   for (size_t ci = comms_.size() * part / parts; ci < comms_.size() * (part + 1) / parts; ++ci) {
+    comms_[ci].other_readings.clear();
     for (GroupAgg& g : comms_[ci].groups) {
-      g.gap_sum = {};
-      g.gap_min = kNoGapMin;
-      g.gap_max = kNoGapMax;
-      g.gap_sq_sum = {};
+      g.gap = {};
+      g.other_readings = -1;
       g.gaps = 0;
       g.split = 0;
     }
@@ -338,7 +345,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
     if (ci < 0) continue;
     CommGroups& cg = comms_[static_cast<size_t>(ci)];
     if (op.seq >= cg.first_seq && op.seq < cg.end_seq())
-      add_gap(cg.groups[op.seq - cg.first_seq], *before, own.split(i));
+      add_gap(cg, cg.groups[op.seq - cg.first_seq], *before, own.split(i));
   }
   return {};
 }

@@ -5,6 +5,8 @@
 // the number of distinct ops of the job, not with ranks x ops.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -21,20 +23,9 @@
 
 namespace ringside::analysis {
 
-inline constexpr ComputeReadings kNoGapMin = [] {
-  ComputeReadings r{};
-  r.fill(INT64_MAX);
-  return r;
-}();
-inline constexpr ComputeReadings kNoGapMax = [] {
-  ComputeReadings r{};
-  r.fill(kNever);
-  return r;
-}();
-
 // Sums of squares of ns are kept exact: partial tables of a parallel analysis add up to
 // the same bits in any grouping (parallel/process_group.h).  Aligned to 8 bytes, not the
-// 16 of __int128, so that GroupAgg takes 256 bytes, not 272: the per-op table is most of
+// 16 of __int128, so that GroupAgg takes 136 bytes, not 144: the per-op table is most of
 // the analysis's memory.
 struct [[gnu::packed, gnu::aligned(8)]] ExactSum {
   __extension__ __int128 value = 0;
@@ -51,19 +42,40 @@ struct [[gnu::packed, gnu::aligned(8)]] ExactSum {
   }
 };
 
+// One reading of the members' own compute before an op (match/own_compute.h), over the
+// members: summed, the smallest (the communicator's own, match/sibling_lateness.h), the
+// largest, and the sum of squares.
+struct GapStats {
+  int64_t sum = 0;
+  int64_t min = INT64_MAX;
+  int64_t max = kNever;
+  ExactSum sq_sum{};
+
+  void add(int64_t x) {
+    sum += x;
+    min = std::min(min, x);
+    max = std::max(max, x);
+    sq_sum += ExactSum::square(x);
+  }
+  void merge(const GapStats& o) {
+    sum += o.sum;
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+    sq_sum += o.sq_sum;
+  }
+};
+// Readings 1 to kReadings - 1 of an op whose members' readings differ.
+using OtherReadings = std::array<GapStats, kReadings - 1>;
+
 struct GroupAgg {
   int64_t max_arrival = kNever;
   int64_t second_arrival = kNever;
   int64_t min_arrival = INT64_MAX;
   int64_t min_end = INT64_MAX;
   int64_t max_end = kNever;
-  // Members' own compute before the op per reading (match/own_compute.h): summed, the
-  // smallest (the communicator's own, match/sibling_lateness.h), the largest, and the
-  // sum of squares.
-  ComputeReadings gap_sum{};
-  ComputeReadings gap_min = kNoGapMin;
-  ComputeReadings gap_max = kNoGapMax;
-  std::array<ExactSum, kReadings> gap_sq_sum{};
+  // Members' own compute before the op, reading 0 (match/own_compute.h); the other
+  // readings: CommGroups::reading().
+  GapStats gap;
   uint64_t count = 0;  // signature of the first member seen
   uint64_t bytes = 0;
   int32_t last_rank = -1;
@@ -74,6 +86,10 @@ struct GroupAgg {
   int32_t split = 0;
   int32_t not_started = 0;  // entered on the host, never started on the device
   int32_t root = -1;
+  // Where readings 1 and on are kept (CommGroups::other_readings), once a member's
+  // differed from its reading 0; -1 while none did: then they are reading 0's.  Most ops
+  // have a single stream's ops around them, where every reading is the same.
+  int32_t other_readings = -1;
   uint8_t op = 0, dtype = 0;
   bool has_signature = false;
   bool mismatch = false;
@@ -91,12 +107,24 @@ struct GroupAgg {
                : std::max<int64_t>(0, min_end - max_arrival);
   }
 };
-// What the per-op table costs per distinct op (docs/analyzer.md, "Bounded memory").
-static_assert(sizeof(GroupAgg) == 256);
+// What the per-op table costs per distinct op, plus 120 bytes (OtherReadings) for an op
+// whose members' readings differ (docs/analyzer.md, "Bounded memory").
+static_assert(sizeof(GroupAgg) == 136 && sizeof(OtherReadings) == 120);
 
 struct CommGroups {
-  std::vector<GroupAgg> groups;  // index = seq - first_seq
-  uint64_t first_seq = 0;        // where a window (load/op_window.h) begins, else 0
+  std::vector<GroupAgg> groups;               // index = seq - first_seq
+  std::vector<OtherReadings> other_readings;  // GroupAgg::other_readings
+  // Reading k of group g's members' own compute.
+  const GapStats& reading(const GroupAgg& g, int k) const {
+    return k == 0 || g.other_readings < 0
+               ? g.gap
+               : other_readings[static_cast<size_t>(g.other_readings)][static_cast<size_t>(k - 1)];
+  }
+  // Readings 1 and on of group g, kept apart from its reading 0 from now on: set to
+  // reading 0's when they were not yet (every member so far had one value in every
+  // reading).
+  OtherReadings& separate_readings(GroupAgg& g);
+  uint64_t first_seq = 0;  // where a window (load/op_window.h) begins, else 0
   uint64_t end_seq() const { return first_seq + groups.size(); }
   uint64_t collective_ops = 0;  // records of collectives seen on this comm (all ranks)
   uint64_t p2p_ops = 0;         // records of send/recv
@@ -259,9 +287,12 @@ class GroupTable {
   // `in`: the op's communicator (a comm of the rank's: RankComms).
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
               RankComms::Entry in, const OwnView& own);
-  static void add_gap(GroupAgg& g, const ComputeReadings& before, bool split);
-  static void merge_gaps(GroupAgg& g, const GroupAgg& o);
-  void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o);
+  static void add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split);
+  // Merges `o`'s gaps, whose readings 1 and on `o_other` holds, into `g`'s.
+  static void merge_gaps(CommGroups& cg, GroupAgg& g, const GroupAgg& o,
+                         const std::vector<OtherReadings>& o_other);
+  void merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o,
+                   const std::vector<OtherReadings>& o_other);
   // Takes the first signature seen for group (comm, seq); flags the group once
   // (mismatches_) when another differs from it, or `mismatched` says one did.
   void note_signature(GroupAgg& g, int comm, uint64_t seq, uint8_t op, uint8_t dtype,

@@ -4,6 +4,7 @@
 // exact sums add, extremes compare (ties to the earlier rank, as one pass keeps them), a
 // signature is the first member's, and samples keep the smallest keys (KeyedSample).
 #include <algorithm>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 
@@ -27,6 +28,7 @@ void GroupTable::save_partial(ByteWriter& w, size_t part, size_t parts) const {
     w.put<uint64_t>(cg.collective_ops);
     w.put<uint64_t>(cg.p2p_ops);
     w.put_vector(cg.groups);
+    w.put_vector(cg.other_readings);
   }
   if (part + 1 < parts) return;
   w.put<uint64_t>(records_);
@@ -68,7 +70,8 @@ void GroupTable::save_partial(ByteWriter& w, size_t part, size_t parts) const {
   }
 }
 
-void GroupTable::merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o) {
+void GroupTable::merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg& o,
+                             const std::vector<OtherReadings>& o_other) {
   if (o.max_arrival > g.max_arrival) {
     g.second_arrival = std::max(g.max_arrival, o.second_arrival);
     g.max_arrival = o.max_arrival;
@@ -79,7 +82,7 @@ void GroupTable::merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg
   g.min_arrival = std::min(g.min_arrival, o.min_arrival);
   g.min_end = std::min(g.min_end, o.min_end);
   g.max_end = std::max(g.max_end, o.max_end);
-  merge_gaps(g, o);
+  merge_gaps(comms_[static_cast<size_t>(comm)], g, o, o_other);
   if (o.has_signature) {
     note_signature(g, comm, seq, o.op, o.dtype, o.count, o.bytes, o.root, o.mismatch);
   }
@@ -90,13 +93,17 @@ void GroupTable::merge_group(int comm, uint64_t seq, GroupAgg& g, const GroupAgg
   g.ran_alongside = g.ran_alongside || o.ran_alongside;
 }
 
-void GroupTable::merge_gaps(GroupAgg& g, const GroupAgg& o) {
-  for (int k = 0; k < kReadings; ++k) {
-    g.gap_sum[k] += o.gap_sum[k];
-    g.gap_min[k] = std::min(g.gap_min[k], o.gap_min[k]);
-    g.gap_max[k] = std::max(g.gap_max[k], o.gap_max[k]);
-    g.gap_sq_sum[k] += o.gap_sq_sum[k];
+void GroupTable::merge_gaps(CommGroups& cg, GroupAgg& g, const GroupAgg& o,
+                            const std::vector<OtherReadings>& o_other) {
+  if (o.other_readings >= 0 && static_cast<size_t>(o.other_readings) >= o_other.size())
+    throw std::runtime_error("parallel analysis: a process sent a malformed partial state");
+  if (g.other_readings >= 0 || o.other_readings >= 0) {
+    OtherReadings& mine = cg.separate_readings(g);
+    for (size_t k = 0; k < mine.size(); ++k)
+      mine[k].merge(o.other_readings >= 0 ? o_other[static_cast<size_t>(o.other_readings)][k]
+                                          : o.gap);
   }
+  g.gap.merge(o.gap);
   g.gaps += o.gaps;
   g.split += o.split;
 }
@@ -108,9 +115,10 @@ void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
     cg.collective_ops += r.get<uint64_t>();
     cg.p2p_ops += r.get<uint64_t>();
     const std::vector<GroupAgg> groups = r.get_vector<GroupAgg>();
+    const std::vector<OtherReadings> other = r.get_vector<OtherReadings>();
     if (cg.groups.size() < groups.size()) cg.groups.resize(groups.size());
     for (size_t i = 0; i < groups.size(); ++i)
-      merge_group(static_cast<int>(ci), cg.first_seq + i, cg.groups[i], groups[i]);
+      merge_group(static_cast<int>(ci), cg.first_seq + i, cg.groups[i], groups[i], other);
   }
   if (part + 1 < parts) return;
   records_ += r.get<uint64_t>();
@@ -164,7 +172,10 @@ void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
 
 void GroupTable::save_gaps(ByteWriter& w, size_t part, size_t parts) const {
   const auto [first, last] = comm_slice(comms_.size(), part, parts);
-  for (size_t ci = first; ci < last; ++ci) w.put_vector(comms_[ci].groups);
+  for (size_t ci = first; ci < last; ++ci) {
+    w.put_vector(comms_[ci].groups);
+    w.put_vector(comms_[ci].other_readings);
+  }
 }
 
 void GroupTable::merge_gaps(ByteReader& r, size_t part, size_t parts) {
@@ -172,8 +183,9 @@ void GroupTable::merge_gaps(ByteReader& r, size_t part, size_t parts) {
   for (size_t ci = first; ci < last; ++ci) {
     CommGroups& cg = comms_[ci];
     const std::vector<GroupAgg> groups = r.get_vector<GroupAgg>();
+    const std::vector<OtherReadings> other = r.get_vector<OtherReadings>();
     for (size_t i = 0; i < groups.size() && i < cg.groups.size(); ++i)
-      merge_gaps(cg.groups[i], groups[i]);
+      merge_gaps(cg, cg.groups[i], groups[i], other);
   }
 }
 

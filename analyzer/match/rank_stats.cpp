@@ -89,6 +89,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     }
     const CommInfo& comm = set.comms[static_cast<size_t>(ci)];
     const GroupAgg* g = table_.group(ci, op.seq);
+    const CommGroups& cg = table_.comms()[static_cast<size_t>(ci)];
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
     bounded_push(rl.arrival_late_ms, static_cast<float>((t.arrival - g->min_arrival) / 1e6),
                  rl.arrivals_seen++);
@@ -100,13 +101,13 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     bool late = true;
     for (int k = 0; k < kReadings; ++k) {
       const double gap = static_cast<double>((*before)[k]);
-      const double others = (static_cast<double>(g->gap_sum[k]) - gap) / (g->gaps - 1);
+      const double others = (static_cast<double>(cg.reading(*g, k).sum) - gap) / (g->gaps - 1);
       const double e = gap - others;
       excess = k == 0 ? e : std::min(excess, e);
       late = late && e > late_margin_ * others;
     }
     const double gap = static_cast<double>((*before)[0]);
-    const double others = (static_cast<double>(g->gap_sum[0]) - gap) / (g->gaps - 1);
+    const double others = (static_cast<double>(g->gap.sum) - gap) / (g->gaps - 1);
     Lateness& l = rl.comm(ci);
     ++l.groups;
     l.gap_sum += gap;
@@ -159,7 +160,7 @@ struct GapSpread {
   double mean = 0, sd = 0;
   int reading = -1;  // -1: no reading with a positive mean
 };
-GapSpread gap_spread(const GroupAgg& g, RankStatsPass::SpreadOver over) {
+GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::SpreadOver over) {
   GapSpread best;
   const bool one = over == RankStatsPass::SpreadOver::kOneStretch;
   if (one && g.split > 0) return best;
@@ -169,10 +170,11 @@ GapSpread gap_spread(const GroupAgg& g, RankStatsPass::SpreadOver over) {
   for (int k = 0; k < readings; ++k) {
     // Over one stretch, not where a member started the op the moment its stream freed
     // (spread() below).
-    if (g.gap_sum[k] <= 0 || (one && g.gap_min[k] < kBackToBackNs)) continue;
-    const auto max = static_cast<double>(g.gap_max[k]);
-    const double sum = static_cast<double>(g.gap_sum[k]) - (drop_slowest ? max : 0);
-    const double sq = static_cast<double>(g.gap_sq_sum[k]) - (drop_slowest ? max * max : 0);
+    const GapStats& r = cg.reading(g, k);
+    if (r.sum <= 0 || (one && r.min < kBackToBackNs)) continue;
+    const auto max = static_cast<double>(r.max);
+    const double sum = static_cast<double>(r.sum) - (drop_slowest ? max : 0);
+    const double sq = static_cast<double>(r.sq_sum) - (drop_slowest ? max * max : 0);
     const double mean = sum / n;
     if (mean <= 0) continue;
     const double sd = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));
@@ -189,11 +191,12 @@ double median_over_groups(const GroupTable& table, Stat stat, int only = -1,
   std::vector<double> values;
   for (const auto& c : table.set().comms) {
     if (c.present < 2 || (only >= 0 && c.index != only)) continue;
-    const auto& groups = table.comms()[static_cast<size_t>(c.index)].groups;
+    const CommGroups& cg = table.comms()[static_cast<size_t>(c.index)];
+    const auto& groups = cg.groups;
     for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
       const GroupAgg& g = groups[s];
       if (g.gaps < 2) continue;
-      const GapSpread sp = gap_spread(g, over);
+      const GapSpread sp = gap_spread(cg, g, over);
       if (sp.reading >= 0) values.push_back(stat(sp.mean, sp.sd));
     }
   }
@@ -236,22 +239,23 @@ RankStatsPass::Spread RankStatsPass::spread(int comm, double min_sd_ns,
   Spread sp;
   const CommInfo& c = table_.set().comms[static_cast<size_t>(comm)];
   if (c.present < 2) return sp;
-  for (const GroupAgg& g : table_.comms()[static_cast<size_t>(comm)].groups) {
+  const CommGroups& cg = table_.comms()[static_cast<size_t>(comm)];
+  for (const GroupAgg& g : cg.groups) {
     if (g.gaps < c.present || g.max_arrival == kNever) continue;
-    const GapSpread gs = gap_spread(g, SpreadOver::kPrimary);
+    const GapSpread gs = gap_spread(cg, g, SpreadOver::kPrimary);
     if (gs.reading < 0) continue;
+    const GapStats& r = cg.reading(g, gs.reading);
     // A member that started the op the moment its stream freed had finished computing
     // earlier, by an unknown amount: how far apart the members were is unknown.
-    if (g.gap_min[static_cast<size_t>(gs.reading)] < kBackToBackNs) continue;
+    if (r.min < kBackToBackNs) continue;
     ++sp.compared;
     sp.compared_at.push_back(g.max_arrival);
-    const auto k = static_cast<size_t>(gs.reading);
-    const auto max = static_cast<double>(g.gap_max[k]);
-    const auto sum = static_cast<double>(g.gap_sum[k]);
+    const auto max = static_cast<double>(r.max);
+    const auto sum = static_cast<double>(r.sum);
     if (gs.sd < min_sd_ns || max - gs.mean < min_excess_fraction * gs.mean) continue;
     Spread::Op op;
     op.end = g.max_arrival;
-    op.gap = g.gap_max[k];
+    op.gap = r.max;
     op.others = (sum - max) / (g.gaps - 1);
     op.wait = g.gaps * max - sum;
     op.last = g.last_rank;

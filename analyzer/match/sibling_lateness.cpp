@@ -26,17 +26,26 @@ Signature signature(const GroupAgg& g) {
   return {g.op, g.count, g.dtype};
 }
 
-// The siblings of `fam` compared at `seq` (comm index, group), into `at`: those that
-// can be compared and make the most common call.  False when fewer than two.
+// One sibling's group at one seq: its own compute per reading, the smallest of its
+// members' (GapStats::min).
+struct Sibling {
+  int comm;
+  const GroupAgg* g;
+  ComputeReadings own;
+};
+
+// The siblings of `fam` compared at `seq`, into `at`: those that can be compared and
+// make the most common call.  False when fewer than two.
 bool compared_at(const GroupTable& table, const CommFamily& fam, uint64_t seq,
-                 std::vector<std::pair<int, const GroupAgg*>>& at,
-                 std::vector<std::pair<Signature, int>>& calls) {
+                 std::vector<Sibling>& at, std::vector<std::pair<Signature, int>>& calls) {
   at.clear();
   calls.clear();
   for (const CommInfo* c : fam.comms) {
     const GroupAgg* g = comparable(table, *c, seq);
     if (g == nullptr) continue;
-    at.emplace_back(c->index, g);
+    Sibling& sib = at.emplace_back(Sibling{c->index, g, {}});
+    const CommGroups& cg = table.comms()[static_cast<size_t>(c->index)];
+    for (int k = 0; k < kReadings; ++k) sib.own[static_cast<size_t>(k)] = cg.reading(*g, k).min;
     auto it = std::find_if(calls.begin(), calls.end(),
                            [&](const auto& s) { return s.first == signature(*g); });
     if (it == calls.end()) {
@@ -50,7 +59,7 @@ bool compared_at(const GroupTable& table, const CommFamily& fam, uint64_t seq,
       std::max_element(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
         return a.second < b.second;
       })->first;
-  std::erase_if(at, [&](const auto& x) { return signature(*x.second) != common; });
+  std::erase_if(at, [&](const Sibling& x) { return signature(*x.g) != common; });
   return at.size() >= 2;
 }
 
@@ -103,10 +112,10 @@ std::vector<CommFamily> stage_families(const TraceSet& set) {
 
 // Whether every sibling's readings agree (within `margin` of the primary one): nothing
 // on another stream in the gap that may or may not have held the ranks up.
-bool readings_agree(const std::vector<std::pair<int, const GroupAgg*>>& at, double margin) {
-  for (const auto& [ci, g] : at) {
-    const auto [lo, hi] = std::minmax_element(g->gap_min.begin(), g->gap_min.end());
-    if (static_cast<double>(*hi - *lo) > margin * static_cast<double>(g->gap_min[0])) return false;
+bool readings_agree(const std::vector<Sibling>& at, double margin) {
+  for (const Sibling& s : at) {
+    const auto [lo, hi] = std::minmax_element(s.own.begin(), s.own.end());
+    if (static_cast<double>(*hi - *lo) > margin * static_cast<double>(s.own[0])) return false;
   }
   return true;
 }
@@ -126,7 +135,7 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
       seqs = std::max(seqs, cg.end_seq());
       if (!cg.groups.empty()) first = std::min(first, cg.first_seq);
     }
-    std::vector<std::pair<int, const GroupAgg*>> at;
+    std::vector<Sibling> at;
     std::vector<std::pair<Signature, int>> calls;
     // Each communicator's lasting offset from the mean of the siblings it met, by comm index.
     std::vector<std::pair<double, uint64_t>> offset(set.comms.size(), {0.0, 0});
@@ -138,13 +147,13 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
       clean_ops += clean;
       const double n = static_cast<double>(at.size());
       ComputeReadings sum{};
-      for (const auto& [ci, g] : at) {
-        for (int k = 0; k < kReadings; ++k) sum[k] += g->gap_min[k];
+      for (const Sibling& s : at) {
+        for (int k = 0; k < kReadings; ++k) sum[k] += s.own[k];
       }
       size_t slowest = 0;
       int64_t top = INT64_MIN, second = INT64_MIN;
       for (size_t i = 0; i < at.size(); ++i) {
-        const int64_t v = at[i].second->gap_min[0];
+        const int64_t v = at[i].own[0];
         if (v > top) {
           second = top;
           top = v;
@@ -154,18 +163,19 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
         }
       }
       for (size_t i = 0; i < at.size(); ++i) {
-        const auto& [ci, g] = at[i];
+        const int ci = at[i].comm;
+        const ComputeReadings& gap = at[i].own;
         double excess = 0;
         bool late = true, not_late = true;
         for (int k = 0; k < kReadings; ++k) {
-          const double own = static_cast<double>(g->gap_min[k]);
+          const double own = static_cast<double>(gap[k]);
           const double others = (static_cast<double>(sum[k]) - own) / (n - 1);
           const double e = own - others;
           excess = k == 0 ? e : std::min(excess, e);
           late = late && e > late_margin * others;
           not_late = not_late && e <= late_margin * others;
         }
-        const double own = static_cast<double>(g->gap_min[0]);
+        const double own = static_cast<double>(gap[0]);
         const double others = (static_cast<double>(sum[0]) - own) / (n - 1);
         Lateness& l = by_comm_[static_cast<size_t>(ci)];
         ++l.groups;
@@ -202,9 +212,9 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     for (uint64_t seq = first; seq < seqs; ++seq) {
       if (!compared_at(table, fam, seq, at, calls) || !readings_agree(at, late_margin)) continue;
       v.clear();
-      for (const auto& [ci, g] : at) {
-        const auto& [off, count] = offset[static_cast<size_t>(ci)];
-        v.push_back(static_cast<double>(g->gap_min[0]) - off / static_cast<double>(count));
+      for (const Sibling& s : at) {
+        const auto& [off, count] = offset[static_cast<size_t>(s.comm)];
+        v.push_back(static_cast<double>(s.own[0]) - off / static_cast<double>(count));
       }
       const double n = static_cast<double>(v.size());
       double mean = 0, top = v.front();

@@ -1,7 +1,9 @@
 // Units: clock alignment, op matching, lateness, GPU summaries, link classes.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <map>
 
 #include "clock/clock_align.h"
 #include "load/gpu_summary.h"
@@ -166,6 +168,142 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
         << r;
   }
   EXPECT_GT(stats.ranks()[2].total.wait_ns, slow.wait_ns);  // its TP partner waits for it
+}
+
+// A job with ops on several streams (gradient buckets beside the backward pass), where
+// members' readings of their own compute differ on some ops and not on others.
+class GroupTableReadings : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = small_spec(dir_.path());
+    spec.tp = 2;
+    spec.comm_streams = true;
+    spec.overlap = true;
+    ASSERT_TRUE(synth::write_synth_traces(spec).ok());
+    set_ = load(dir_.path());
+    align_clocks(set_);
+    for (const auto& ri : set_.ranks) {
+      auto r = trace::TraceReader::open(ri.path);
+      ASSERT_TRUE(r.ok());
+      auto rows = read_op_rows(*r.value(), ri.first_row, 1000);
+      ASSERT_TRUE(rows.ok());
+      rows_.push_back(std::move(rows.value()));
+    }
+  }
+  // What ranks [first, last) add to a table: `gaps` re-measures their compute knowing
+  // what `from` matched (the second pass of analyze_directory).
+  void add(GroupTable& t, size_t first, size_t last, bool gaps = false) {
+    for (size_t r = first; r < last; ++r) {
+      const Status s =
+          gaps ? t.add_gaps(set_.ranks[r], rows_[r]) : t.add_rank(set_.ranks[r], rows_[r]);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+  }
+  // Ranks [0, 4) and [4, 8) matched apart and merged in process order, in 3 pieces.
+  void match_in_halves(GroupTable& merged) {
+    GroupTable a(set_), b(set_);
+    add(a, 0, 4);
+    add(b, 4, 8);
+    for (size_t piece = 0; piece < 3; ++piece) {
+      for (const GroupTable* t : {&a, &b}) {
+        ByteWriter w;
+        t->save_partial(w, piece, 3);
+        const std::string bytes = w.take();
+        ByteReader r(bytes);
+        merged.merge_partial(r, piece, 3);
+        EXPECT_TRUE(r.done());
+      }
+    }
+    merged.finalize();
+  }
+  static void expect_same_gaps(const GroupTable& want, const GroupTable& got) {
+    for (size_t ci = 0; ci < want.comms().size(); ++ci) {
+      const CommGroups& w = want.comms()[ci];
+      const CommGroups& g = got.comms()[ci];
+      ASSERT_EQ(w.groups.size(), g.groups.size());
+      for (size_t i = 0; i < w.groups.size(); ++i) {
+        EXPECT_EQ(w.groups[i].gaps, g.groups[i].gaps);
+        EXPECT_EQ(w.groups[i].split, g.groups[i].split);
+        for (int k = 0; k < kReadings; ++k) {
+          const GapStats& x = w.reading(w.groups[i], k);
+          const GapStats& y = g.reading(g.groups[i], k);
+          EXPECT_EQ(x.sum, y.sum) << ci << " " << i << " " << k;
+          EXPECT_EQ(x.min, y.min);
+          EXPECT_EQ(x.max, y.max);
+          EXPECT_TRUE(x.sq_sum.value == y.sq_sum.value);
+        }
+      }
+    }
+  }
+
+  TempDir dir_{"readings"};
+  TraceSet set_;
+  std::vector<std::vector<trace::OpRecord>> rows_;
+};
+
+TEST_F(GroupTableReadings, KeepsEveryReadingOfEveryMember) {
+  GroupTable table(set_);
+  add(table, 0, set_.ranks.size());
+  // Each reading over the members, straight from each rank's own compute.
+  std::map<std::pair<int, uint64_t>, std::array<GapStats, kReadings>> want;
+  for (size_t r = 0; r < set_.ranks.size(); ++r) {
+    const OwnCompute own(set_.ranks[r], rows_[r]);
+    RankComms comms(set_, set_.ranks[r].rank);
+    for (uint32_t i : own.order()) {
+      const trace::OpRecord& op = rows_[r][i];
+      if (!own.before(i) || trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
+      auto& stats = want[{comms.of(op.comm_id).index, op.seq}];
+      for (size_t k = 0; k < kReadings; ++k) stats[k].add((*own.before(i))[k]);
+    }
+  }
+  size_t apart = 0;
+  for (const auto& [at, stats] : want) {
+    const GroupAgg* g = table.group(at.first, at.second);
+    ASSERT_NE(g, nullptr);
+    const CommGroups& cg = table.comms()[static_cast<size_t>(at.first)];
+    apart += g->other_readings >= 0;
+    for (int k = 0; k < kReadings; ++k) {
+      EXPECT_EQ(cg.reading(*g, k).sum, stats[static_cast<size_t>(k)].sum);
+      EXPECT_EQ(cg.reading(*g, k).min, stats[static_cast<size_t>(k)].min);
+      EXPECT_EQ(cg.reading(*g, k).max, stats[static_cast<size_t>(k)].max);
+      EXPECT_TRUE(cg.reading(*g, k).sq_sum.value == stats[static_cast<size_t>(k)].sq_sum.value);
+    }
+  }
+  // Both kinds of op are there: readings kept apart, and readings that are reading 0's.
+  EXPECT_GT(apart, 0u);
+  EXPECT_LT(apart, want.size());
+}
+
+TEST_F(GroupTableReadings, PartialsMergeIntoTheTableOnePassBuilds) {
+  GroupTable whole(set_);
+  add(whole, 0, set_.ranks.size());
+  whole.finalize();
+  GroupTable merged(set_);
+  match_in_halves(merged);
+  expect_same_gaps(whole, merged);
+  ASSERT_TRUE(whole.any_alongside());
+  // The second pass: each half re-measured on a table of its own, merged in place on the first.
+  whole.reset_gaps();
+  add(whole, 0, set_.ranks.size(), true);
+  GroupTable second(set_);
+  match_in_halves(second);
+  merged.reset_gaps();
+  add(merged, 0, 4, true);
+  second.reset_gaps();
+  add(second, 4, 8, true);
+  for (size_t piece = 0; piece < 3; ++piece) {
+    ByteWriter mine, theirs;
+    merged.save_gaps(mine, piece, 3);
+    second.save_gaps(theirs, piece, 3);
+    merged.reset_gaps(piece, 3);
+    for (ByteWriter* w : {&mine, &theirs}) {
+      const std::string bytes = w->take();
+      ByteReader r(bytes);
+      merged.merge_gaps(r, piece, 3);
+      EXPECT_TRUE(r.done());
+    }
+  }
+  expect_same_gaps(whole, merged);
 }
 
 TEST(GpuSummary, CountsSlowdownsAndCounterGrowth) {
