@@ -5,6 +5,7 @@
 // the number of distinct ops of the job, not with ranks x ops.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -52,28 +53,16 @@ struct [[gnu::packed, gnu::aligned(8)]] ExactSum {
 };
 
 struct GroupAgg {
+  // Ordered so that what the lateness pass reads of each op (match/rank_stats.h: arrivals,
+  // counts, flags, summed gaps) lies in the first 80 bytes: two cache lines of the 256, not
+  // four, since the table is mostly larger than a core's cache.
   int64_t max_arrival = kNever;
   int64_t second_arrival = kNever;
   int64_t min_arrival = INT64_MAX;
-  int64_t min_end = INT64_MAX;
-  int64_t max_end = kNever;
-  // Members' own compute before the op per reading (match/own_compute.h): summed, the
-  // smallest (the communicator's own, match/sibling_lateness.h), the largest, and the
-  // sum of squares.
-  ComputeReadings gap_sum{};
-  ComputeReadings gap_min = kNoGapMin;
-  ComputeReadings gap_max = kNoGapMax;
-  std::array<ExactSum, kReadings> gap_sq_sum{};
-  uint64_t count = 0;  // signature of the first member seen
-  uint64_t bytes = 0;
   int32_t last_rank = -1;
   int32_t entered = 0;
   int32_t completed = 0;
   int32_t gaps = 0;
-  // Members whose gap was several stretches of compute (OwnCompute::split).
-  int32_t split = 0;
-  int32_t not_started = 0;  // entered on the host, never started on the device
-  int32_t root = -1;
   uint8_t op = 0, dtype = 0;
   bool has_signature = false;
   bool mismatch = false;
@@ -83,6 +72,21 @@ struct GroupAgg {
   // A member ran another op of its own on another stream while this one was in
   // flight: its transfer time includes that contention, so it does not time the link.
   bool contended = false;
+  // Members' own compute before the op per reading (match/own_compute.h): summed, the
+  // smallest (the communicator's own, match/sibling_lateness.h), the largest, and the
+  // sum of squares.
+  ComputeReadings gap_sum{};
+  int64_t min_end = INT64_MAX;
+  int64_t max_end = kNever;
+  ComputeReadings gap_min = kNoGapMin;
+  ComputeReadings gap_max = kNoGapMax;
+  std::array<ExactSum, kReadings> gap_sq_sum{};
+  uint64_t count = 0;  // signature of the first member seen
+  uint64_t bytes = 0;
+  // Members whose gap was several stretches of compute (OwnCompute::split).
+  int32_t split = 0;
+  int32_t not_started = 0;  // entered on the host, never started on the device
+  int32_t root = -1;
 
   bool complete(int present) const { return entered == present && completed == present; }
   int64_t transfer() const {
@@ -93,6 +97,7 @@ struct GroupAgg {
 };
 // What the per-op table costs per distinct op (docs/analyzer.md, "Bounded memory").
 static_assert(sizeof(GroupAgg) == 256);
+static_assert(offsetof(GroupAgg, gap_sum) + sizeof(ComputeReadings) == 80);
 
 struct CommGroups {
   std::vector<GroupAgg> groups;  // index = seq - first_seq
@@ -181,8 +186,9 @@ class GroupTable {
   // Adds one rank's ops (its rows from first_row on, load/window_rows.h) and its /pending
   // snapshot to the table; a rank whose ops fail validation adds nothing and returns the error.
   // `held`: receives the rank's own compute, for the passes after (own_compute below).
+  // `valid`: rows[0, valid) are known to pass trace::validate_op (load/window_rows.h).
   Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows,
-                  HeldOwnCompute* held = nullptr);
+                  HeldOwnCompute* held = nullptr, size_t valid = 0);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
   // Whether a collective ran alongside the compute: a member showed it, or its
@@ -203,7 +209,10 @@ class GroupTable {
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
-  const GroupAgg* group(int comm, uint64_t seq) const;
+  const GroupAgg* group(int comm, uint64_t seq) const {
+    const CommGroups& cg = comms_[static_cast<size_t>(comm)];
+    return seq >= cg.first_seq && seq < cg.end_seq() ? &cg.groups[seq - cg.first_seq] : nullptr;
+  }
   const std::vector<RankProgress>& progress() const { return progress_; }
   const std::vector<P2PStats>& p2p() const { return p2p_done_; }
   const std::vector<CommLinkStats>& comm_links() const { return links_; }
