@@ -28,10 +28,11 @@ struct ReadError {
   std::string message;
 };
 
-// Runs `fn(rank, rows)` over the rank files of `share` in turn with the rank's op rows
-// from its first_row on: held in `cache` (read when the set was loaded), else read for
-// this pass alone, one file at a time (or kept open in `readers`).  Returns the ranks
-// whose data could not all be read.
+// Runs `fn(rank, rows, valid)` over the rank files of `share` in turn with the rank's op
+// rows from its first_row on: held in `cache` (read when the set was loaded; `valid`: how
+// many of them, from the first, are known to pass trace::validate_op), else read for this
+// pass alone, one file at a time (or kept open in `readers`; `valid` 0).  Returns the
+// ranks whose data could not all be read.
 template <typename Fn>
 std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t> share,
                                           WindowRowCache* cache, const AnalyzeOptions& options,
@@ -46,12 +47,13 @@ std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t
     progress.update(phase, ++done, total);
     Status s;
     if (cache != nullptr) {
-      s = fn(ri, cache->rows(ri.path));
+      s = fn(ri, cache->rows(ri.path), cache->valid_rows(ri.path));
     } else {
       auto reader = trace::open_trace(ri.path, readers);
       auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row, options.batch)
                               : Result<std::vector<trace::OpRecord>>(reader.status());
-      s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value())) : rows.status();
+      s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value()), size_t{0})
+                    : rows.status();
       if (!rows.ok() && readers != nullptr) readers->forget(ri.path);
     }
     if (!s.ok() && ri.read_error.empty()) errors.push_back({ri.rank, s.message()});
@@ -174,7 +176,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   std::unique_ptr<GroupTable> next;
   run_pass(
       set, group, share, row_cache, options, progress, "matching ops", pieces,
-      [&](const RankInfo& ri, Rows rows) { return matched->add_rank(ri, rows, held_of(ri)); },
+      [&](const RankInfo& ri, Rows rows, size_t valid) {
+        return matched->add_rank(ri, rows, held_of(ri), valid);
+      },
       [&](ByteWriter& w, size_t piece, size_t n) { matched->save_partial(w, piece, n); },
       [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
         if (fresh && piece == 0) next = std::make_unique<GroupTable>(set);
@@ -194,7 +198,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     // In place: a slice's gaps start anew once this process's own are saved.
     run_pass(
         set, group, share, row_cache, options, progress, "attributing compute", pieces,
-        [&](const RankInfo& ri, Rows rows) { return matched->add_gaps(ri, rows, held_of(ri)); },
+        [&](const RankInfo& ri, Rows rows, size_t) {
+          return matched->add_gaps(ri, rows, held_of(ri));
+        },
         [&](ByteWriter& w, size_t piece, size_t n) { matched->save_gaps(w, piece, n); },
         [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
           if (fresh) matched->reset_gaps(piece, n);
@@ -205,7 +211,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
   run_pass(
       set, group, share, row_cache, options, progress, "measuring lateness", 1,
-      [&](const RankInfo& ri, Rows rows) { return measured->add_rank(ri, rows, held_of(ri)); },
+      [&](const RankInfo& ri, Rows rows, size_t) {
+        return measured->add_rank(ri, rows, held_of(ri));
+      },
       [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
       [&](ByteReader& r, size_t, size_t, bool fresh) {
         if (fresh)
@@ -213,7 +221,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
         measured->merge_partial(r);
       },
       [] {});
-  held = {};
+  held = std::vector<HeldOwnCompute>();
   // The report is process 0's to build and write.
   if (group != nullptr && group->rank() != 0) return Report{};
   const GroupTable& table = *matched;

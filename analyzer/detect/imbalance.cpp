@@ -148,8 +148,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // (rank_stats.h: a rare delay of the host stays rare there); what it costs, over
   // every op.
   const auto one = RankStatsPass::SpreadOver::kOneStretch;
-  const std::vector<double> cv_one = ctx.stats.gap_cv_by_comm(one);
-  const std::vector<double> sd_one = ctx.stats.gap_sd_ns_by_comm(one);
+  const auto [cv_one, sd_one] = ctx.stats.gap_spread_by_comm(one);
   bool differs = false;
   double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
   std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last

@@ -2,9 +2,7 @@
 
 namespace ringside::analysis {
 
-RankComms::Entry RankComms::of(uint64_t comm_id) {
-  // Consecutive ops are mostly on the same communicator.
-  if (last_ < seen_.size() && seen_[last_].first == comm_id) return seen_[last_].second;
+RankComms::Entry RankComms::find(uint64_t comm_id) {
   if (seen_.size() <= kShort) {
     for (size_t i = 0; i < seen_.size(); ++i) {
       if (seen_[i].first == comm_id) return seen_[last_ = i].second;

@@ -19,9 +19,15 @@ class RankComms {
     int32_t me = -1;  // the rank's comm rank; -1: not a member (or index -1)
   };
   RankComms(const TraceSet& set, int64_t rank) : set_(set), rank_(rank) {}
-  Entry of(uint64_t comm_id);
+  Entry of(uint64_t comm_id) {
+    // Consecutive ops are mostly on the same communicator: that one is answered inline.
+    if (last_ < seen_.size() && seen_[last_].first == comm_id) return seen_[last_].second;
+    return find(comm_id);
+  }
 
  private:
+  Entry find(uint64_t comm_id);
+
   // Looked through in order while short; past that (a rank on many communicators),
   // found by a map of positions in `seen_`.
   static constexpr size_t kShort = 16;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ringside/trace_validate.h"
+
 namespace ringside::analysis {
 namespace {
 
@@ -38,8 +40,11 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
     h.id = id.value();
     h.first = first;
   } else if (first > h.first) {
-    h.rows.erase(h.rows.begin(), h.rows.begin() + static_cast<long>(first - h.first));
+    const auto dropped = static_cast<size_t>(first - h.first);
+    h.rows.erase(h.rows.begin(), h.rows.begin() + static_cast<long>(dropped));
     h.first = first;
+    // Past an invalid row that left, the rows after it were never checked.
+    h.valid = h.valid >= dropped ? h.valid - dropped : 0;
   }
   const size_t before = h.rows.size();
   if (Status s = append_rows(reader, h.first + h.rows.size(), end, h.rows); !s.ok()) {
@@ -47,6 +52,7 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
     return s;
   }
   rows_read_ += h.rows.size() - before;
+  while (h.valid < h.rows.size() && trace::validate_op(h.rows[h.valid]).ok()) ++h.valid;
   return {};
 }
 
@@ -54,6 +60,11 @@ std::span<const trace::OpRecord> WindowRowCache::rows(const std::string& path) c
   auto it = files_.find(path);
   if (it == files_.end()) return {};
   return it->second.rows;
+}
+
+size_t WindowRowCache::valid_rows(const std::string& path) const {
+  auto it = files_.find(path);
+  return it == files_.end() ? 0 : it->second.valid;
 }
 
 uint64_t WindowRowCache::rows_held() const {

@@ -34,6 +34,9 @@ class WindowRowCache {
                 uint64_t end);
   // The rows held for `path` (empty if none).
   std::span<const trace::OpRecord> rows(const std::string& path) const;
+  // How many of those, from the first, pass trace::validate_op: each row is checked once,
+  // when it is read, not again at every poll that analyzes it.
+  size_t valid_rows(const std::string& path) const;
   void forget(const std::string& path) { files_.erase(path); }
 
   size_t files() const { return files_.size(); }
@@ -45,6 +48,7 @@ class WindowRowCache {
     FileIdentity id;
     uint64_t first = 0;  // file row of rows[0]
     std::vector<trace::OpRecord> rows;
+    size_t valid = 0;  // rows[0, valid) pass trace::validate_op; rows[valid] (if any) does not
   };
   std::unordered_map<std::string, Held> files_;
   uint64_t rows_read_ = 0;

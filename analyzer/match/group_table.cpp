@@ -91,11 +91,6 @@ GroupTable::GroupTable(const TraceSet& set) : set_(set) {
   progress_.resize(set.ranks.size());
 }
 
-const GroupAgg* GroupTable::group(int comm, uint64_t seq) const {
-  const CommGroups& cg = comms_[static_cast<size_t>(comm)];
-  return seq >= cg.first_seq && seq < cg.end_seq() ? &cg.groups[seq - cg.first_seq] : nullptr;
-}
-
 namespace {
 
 // Ops issued in one ncclGroupStart/End on one stream finish together.  True for
@@ -125,7 +120,7 @@ std::vector<bool> mixed_groups(std::span<const OpRecord> ops) {
 }  // namespace
 
 Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
-                            HeldOwnCompute* held) {
+                            HeldOwnCompute* held, size_t valid) {
   RankProgress& prog = progress_[static_cast<size_t>(rank.rank)];
   // One rank's ops are held while it is matched: attributing its time needs all of
   // its streams at once.  A rank whose ops fail validation adds nothing: the table
@@ -134,7 +129,7 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
   for (size_t i = 0; i < all.size(); ++i) {
     const OpRecord& op = all[i];
     const uint64_t row = rank.first_row + i;
-    if (Status v = trace::validate_op(op); !v.ok()) {
+    if (Status v = i < valid ? Status{} : trace::validate_op(op); !v.ok()) {
       return Status::error(rank.path + ": /ops row " + std::to_string(row) + ": " + v.message() +
                            " (corrupt file)");
     }
@@ -155,12 +150,12 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
   const OwnCompute& own = *kept.own;
   const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
-    const auto& before = own.before(i);
+    const ComputeReadings* before = own.before(i);
     // A send/recv grouped with ops to other peers ends when its whole group does:
     // its time is not its link's.
     const bool shares_end = mixed[i] && trace::is_p2p(static_cast<OpKind>(all[i].op));
     add_op(rank, prog, all[i], comms.of(all[i].comm_id),
-           {.before = before ? &*before : nullptr,
+           {.before = before,
             .contended = own.contended(i) || shares_end,
             .started_another = own.started_another(i),
             .split = own.split(i)});
@@ -196,7 +191,9 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   const bool p2p = trace::is_p2p(static_cast<OpKind>(op.op));
   const int me = p2p ? in.me : -1;
   // Ops before a window's cut (load/op_window.h) are not matched: some members' are not read.
-  if (!set_.window.keep(op, me)) return;
+  // A collective's cut is its communicator's first_seq, held here (not looked up per op).
+  CommGroups& cg = comms_[static_cast<size_t>(ci)];
+  if (p2p ? !set_.window.keep(op, me) : op.seq < cg.first_seq) return;
   const OpTimes t = op_times(rank, op);
   if (t.arrival == kNever) return;
   ++prog.ops_read;
@@ -210,7 +207,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
       side = std::max(side, static_cast<int64_t>(op.peer_seq));
     }
     if (!own.pending) {
-      ++comms_[static_cast<size_t>(ci)].p2p_ops;
+      ++cg.p2p_ops;
       add_p2p(rank, comm, op, t, own.contended);
     }
     return;
@@ -220,13 +217,11 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
   const int64_t seq = static_cast<int64_t>(op.seq);
   if (own.pending && seq <= rc.max_seq_entered) return;  // already in /ops
   ++rc.ops;
-  ++comms_[static_cast<size_t>(ci)].collective_ops;
+  ++cg.collective_ops;
   rc.max_seq_entered = std::max(rc.max_seq_entered, seq);
   rc.last_arrival = std::max(rc.last_arrival, t.arrival);
   if (t.end != kNever) rc.max_seq_completed = std::max(rc.max_seq_completed, seq);
 
-  CommGroups& cg = comms_[static_cast<size_t>(ci)];
-  if (op.seq < cg.first_seq) return;
   const uint64_t at = op.seq - cg.first_seq;
   if (cg.groups.size() <= at) cg.groups.resize(at + 1);
   GroupAgg& g = cg.groups[at];
@@ -339,7 +334,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
   RankComms comms(set_, rank.rank);
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
-    const auto& before = own.before(i);
+    const ComputeReadings* before = own.before(i);
     if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
     const int ci = comms.of(op.comm_id).index;
     if (ci < 0) continue;

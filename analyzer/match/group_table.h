@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -68,24 +69,16 @@ struct GapStats {
 using OtherReadings = std::array<GapStats, kReadings - 1>;
 
 struct GroupAgg {
+  // Ordered so that what the lateness pass reads of each op (match/rank_stats.h: arrivals,
+  // counts, flags, reading 0's summed, smallest and largest gap) lies in the first 80
+  // bytes: two cache lines, since the table is mostly larger than a core's cache.
   int64_t max_arrival = kNever;
   int64_t second_arrival = kNever;
   int64_t min_arrival = INT64_MAX;
-  int64_t min_end = INT64_MAX;
-  int64_t max_end = kNever;
-  // Members' own compute before the op, reading 0 (match/own_compute.h); the other
-  // readings: CommGroups::reading().
-  GapStats gap;
-  uint64_t count = 0;  // signature of the first member seen
-  uint64_t bytes = 0;
   int32_t last_rank = -1;
   int32_t entered = 0;
   int32_t completed = 0;
   int32_t gaps = 0;
-  // Members whose gap was several stretches of compute (OwnCompute::split).
-  int32_t split = 0;
-  int32_t not_started = 0;  // entered on the host, never started on the device
-  int32_t root = -1;
   // Where readings 1 and on are kept (CommGroups::other_readings), once a member's
   // differed from its reading 0; -1 while none did: then they are reading 0's.  Most ops
   // have a single stream's ops around them, where every reading is the same.
@@ -99,6 +92,17 @@ struct GroupAgg {
   // A member ran another op of its own on another stream while this one was in
   // flight: its transfer time includes that contention, so it does not time the link.
   bool contended = false;
+  // Members whose gap was several stretches of compute (OwnCompute::split).
+  int32_t split = 0;
+  // Members' own compute before the op, reading 0 (match/own_compute.h); the other
+  // readings: CommGroups::reading().
+  GapStats gap;
+  int64_t min_end = INT64_MAX;
+  int64_t max_end = kNever;
+  uint64_t count = 0;  // signature of the first member seen
+  uint64_t bytes = 0;
+  int32_t not_started = 0;  // entered on the host, never started on the device
+  int32_t root = -1;
 
   bool complete(int present) const { return entered == present && completed == present; }
   int64_t transfer() const {
@@ -110,6 +114,7 @@ struct GroupAgg {
 // What the per-op table costs per distinct op, plus 120 bytes (OtherReadings) for an op
 // whose members' readings differ (docs/analyzer.md, "Bounded memory").
 static_assert(sizeof(GroupAgg) == 136 && sizeof(OtherReadings) == 120);
+static_assert(offsetof(GroupAgg, gap) + offsetof(GapStats, sq_sum) <= 80);
 
 struct CommGroups {
   std::vector<GroupAgg> groups;               // index = seq - first_seq
@@ -209,8 +214,9 @@ class GroupTable {
   // Adds one rank's ops (its rows from first_row on, load/window_rows.h) and its /pending
   // snapshot to the table; a rank whose ops fail validation adds nothing and returns the error.
   // `held`: receives the rank's own compute, for the passes after (own_compute below).
+  // `valid`: rows[0, valid) are known to pass trace::validate_op (load/window_rows.h).
   Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows,
-                  HeldOwnCompute* held = nullptr);
+                  HeldOwnCompute* held = nullptr, size_t valid = 0);
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
   // Whether a collective ran alongside the compute: a member showed it, or its
@@ -231,7 +237,10 @@ class GroupTable {
 
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
-  const GroupAgg* group(int comm, uint64_t seq) const;
+  const GroupAgg* group(int comm, uint64_t seq) const {
+    const CommGroups& cg = comms_[static_cast<size_t>(comm)];
+    return seq >= cg.first_seq && seq < cg.end_seq() ? &cg.groups[seq - cg.first_seq] : nullptr;
+  }
   const std::vector<RankProgress>& progress() const { return progress_; }
   const std::vector<P2PStats>& p2p() const { return p2p_done_; }
   const std::vector<CommLinkStats>& comm_links() const { return links_; }

@@ -99,7 +99,8 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   // A rank's rows are mostly in order of arrival already.
   if (!std::is_sorted(order_.begin(), order_.end(), earlier))
     std::stable_sort(order_.begin(), order_.end(), earlier);
-  before_.assign(n, std::nullopt);
+  // Default-initialized: not filled (kHasReadings tells the ops that have readings).
+  readings_.reset(new ComputeReadings[n]);
   flags_.assign(n, 0);
 
   // Ops during which the rank started an op on another stream did not hold it up.
@@ -125,12 +126,18 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     }
     if (x.end != kNever) in_flight.push_back(i);
   }
-  // The timelines' intervals in order of arrival: each timeline need not sort them.
-  std::vector<OwnTimeline::Interval> every, held, never_alongside;
+  // The timelines' intervals in order of arrival: each timeline need not sort them.  The
+  // held and never-alongside timelines keep a subsequence of `every`: one that keeps all of
+  // it (mostly, in a job whose ops hold its ranks up) is the same timeline, built once, so
+  // each interval notes which of them leave it out and a subsequence is copied only when
+  // one does.
+  constexpr uint8_t kNotHeld = 1, kMayRunAlongside = 2;
+  std::vector<OwnTimeline::Interval> every;
+  std::vector<uint8_t> left_out;  // per interval of `every`
+  size_t not_held = 0, may_run_alongside = 0;
   std::vector<int64_t> arrivals;  // ascending
   every.reserve(n);
-  held.reserve(n);
-  never_alongside.reserve(n);
+  left_out.reserve(n);
   arrivals.reserve(n);
   for (uint32_t i : order_) {
     const Alongside k = known ? known(ops[i]) : Alongside::kHeld;
@@ -138,20 +145,27 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (k == Alongside::kSeen) flags_[i] |= kSeen;
     if (t[i].arrival != kNever) arrivals.push_back(t[i].arrival);
     if (t[i].arrival == kNever || t[i].end == kNever || t[i].end <= t[i].arrival) continue;
-    const OwnTimeline::Interval interval{t[i].arrival, t[i].end, ops[i].stream};
-    every.push_back(interval);
-    if ((flags_[i] & kSeen) == 0) held.push_back(interval);
+    every.push_back({t[i].arrival, t[i].end, ops[i].stream});
+    uint8_t out = (flags_[i] & kSeen) != 0 ? kNotHeld : 0;
     // Send/recv is never measured (GroupTable::ran_alongside): it may have run alongside.
-    if (k == Alongside::kHeld && !trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
-      never_alongside.push_back(interval);
+    if (k != Alongside::kHeld || trace::is_p2p(static_cast<trace::OpKind>(ops[i].op)))
+      out |= kMayRunAlongside;
+    left_out.push_back(out);
+    not_held += (out & kNotHeld) != 0;
+    may_run_alongside += (out & kMayRunAlongside) != 0;
   }
-  // `held` and `never_alongside` keep a subsequence of `every`: one that keeps all of it
-  // (mostly, in a job whose ops hold its ranks up) is the same timeline, built once.
-  const size_t intervals = every.size();
-  const OwnTimeline all(std::move(every));
+  auto kept = [&](uint8_t leaves_out, size_t count) {
+    std::vector<OwnTimeline::Interval> v;
+    v.reserve(every.size() - count);
+    for (size_t j = 0; j < every.size(); ++j) {
+      if ((left_out[j] & leaves_out) == 0) v.push_back(every[j]);
+    }
+    return v;
+  };
   std::optional<OwnTimeline> held_only, never_only;
-  if (held.size() != intervals) held_only.emplace(std::move(held));
-  if (never_alongside.size() != intervals) never_only.emplace(std::move(never_alongside));
+  if (not_held > 0) held_only.emplace(kept(kNotHeld, not_held));
+  if (may_run_alongside > 0) never_only.emplace(kept(kMayRunAlongside, may_run_alongside));
+  const OwnTimeline all(std::move(every));
   const OwnTimeline& timeline = held_only ? *held_only : all;
   const OwnTimeline& never = never_only ? *never_only : all;
   // Ops that arrived in (from, to), beyond back-to-back distance of both ends, where
@@ -206,7 +220,8 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     r[3] = (flags_[pi] & kSeen) != 0
                ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
                : r[0];
-    before_[i] = r;
+    readings_[i] = r;
+    flags_[i] |= kHasReadings;
   }
 }
 

@@ -37,6 +37,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -117,9 +118,11 @@ class OwnCompute {
 
   // Indices into `ops` in order of arrival (ops without an arrival last).
   const std::vector<uint32_t>& order() const { return order_; }
-  // Readings before ops[i]; none for the first op on its stream or after an
+  // Readings before ops[i]; none (null) for the first op on its stream or after an
   // incomplete one.
-  const std::optional<ComputeReadings>& before(size_t i) const { return before_[i]; }
+  const ComputeReadings* before(size_t i) const {
+    return (flags_[i] & kHasReadings) != 0 ? &readings_[i] : nullptr;
+  }
   // ops[i] was in flight while the rank ran ops on other streams.
   bool contended(size_t i) const { return (flags_[i] & kContended) != 0; }
   // The rank started an op on another stream while ops[i] was in flight.
@@ -133,9 +136,11 @@ class OwnCompute {
 
  private:
   static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
-                           kSplit = 16;
+                           kSplit = 16, kHasReadings = 32;
   std::vector<uint32_t> order_;
-  std::vector<std::optional<ComputeReadings>> before_;
+  // Set where flags_ has kHasReadings; the others are never written (nor read): the
+  // array is not filled, one of the costliest parts of building it for every op.
+  std::unique_ptr<ComputeReadings[]> readings_;
   std::vector<uint8_t> flags_;
 };
 

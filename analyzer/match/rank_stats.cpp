@@ -62,8 +62,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
   int64_t prev_held_end = kNever;  // of ops that held the rank up
   RankComms comms(set, rank.rank);
-  auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
-                   bool alongside) {
+  auto visit = [&](const trace::OpRecord& op, const ComputeReadings* before, bool alongside) {
     const int ci = comms.of(op.comm_id).index;
     if (ci < 0) return;
     const OpTimes t = op_times(rank, op);
@@ -216,22 +215,41 @@ double RankStatsPass::median_gap_sd_ns() const {
   return median_over_groups(table_, [](double, double sd) { return sd; });
 }
 
-std::vector<double> RankStatsPass::gap_cv_by_comm(SpreadOver over) const {
-  std::vector<double> out;
+RankStatsPass::GapSpreadByComm RankStatsPass::gap_spread_by_comm(SpreadOver over) const {
+  GapSpreadByComm out;
+  std::vector<double> cvs, sds;
   for (const auto& c : table_.set().comms) {
-    out.push_back(median_over_groups(
-        table_, [](double mean, double sd) { return sd / mean; }, c.index, over));
+    cvs.clear();
+    sds.clear();
+    if (c.present >= 2) {
+      // The ops median_over_groups takes for this communicator.
+      const auto& groups = table_.comms()[static_cast<size_t>(c.index)].groups;
+      for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
+        const GroupAgg& g = groups[s];
+        if (g.gaps < 2) continue;
+        const GapSpread sp = gap_spread(g, over);
+        if (sp.reading < 0) continue;
+        cvs.push_back(sp.sd / sp.mean);
+        sds.push_back(sp.sd);
+      }
+    }
+    auto median = [](std::vector<double>& v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    out.cv.push_back(median(cvs));
+    out.sd_ns.push_back(median(sds));
   }
   return out;
 }
 
+std::vector<double> RankStatsPass::gap_cv_by_comm(SpreadOver over) const {
+  return gap_spread_by_comm(over).cv;
+}
+
 std::vector<double> RankStatsPass::gap_sd_ns_by_comm(SpreadOver over) const {
-  std::vector<double> out;
-  for (const auto& c : table_.set().comms) {
-    out.push_back(median_over_groups(
-        table_, [](double, double sd) { return sd; }, c.index, over));
-  }
-  return out;
+  return gap_spread_by_comm(over).sd_ns;
 }
 
 RankStatsPass::Spread RankStatsPass::spread(int comm, double min_sd_ns,

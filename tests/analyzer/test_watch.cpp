@@ -12,6 +12,7 @@
 #include "load/window_rows.h"
 #include "report/report_json.h"
 #include "ringside/trace_reader_cache.h"
+#include "ringside/trace_validate.h"
 #include "ringside/trace_writer.h"
 #include "synth/synth_writer.h"
 #include "test_util.h"
@@ -267,6 +268,60 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
     ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(140, 64), 140).ok());
   }
   EXPECT_EQ(seqs(cache.rows(path)), range(576, 640));
+  ASSERT_TRUE(w.value()->close().ok());
+}
+
+// Each held row is checked (trace::validate_op) once, when read: the cache tells how many
+// rows from the first are valid, up to the first that is not, and checks the rows after
+// that one once it has left the window.
+TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
+  test::TempDir dir("watch-row-checks");
+  const std::string path = dir.path() + "/" + trace::trace_file_name("checks", 0);
+  trace::TraceMeta meta;
+  meta.producer = "synth";
+  meta.job_id = "checks";
+  meta.rank = 0;
+  meta.world_size = 1;
+  trace::stamp_clock_reference(meta);
+  auto w = trace::TraceWriter::create(path, meta);
+  ASSERT_TRUE(w.ok()) << w.message();
+  // Rows [from, from + n); the row of seq `bad` has a status no producer writes.
+  auto append = [&](uint64_t from, uint64_t n, uint64_t bad) {
+    std::vector<trace::OpRecord> ops(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      ops[i].seq = from + i;
+      ops[i].t_enter_ns = static_cast<int64_t>(from + i) * 1000;
+      ops[i].t_exit_ns = ops[i].t_enter_ns + 10;
+      ops[i].t_dev_start_ns = ops[i].t_dev_end_ns = trace::kUnknownTime;
+      ops[i].peer = -1;
+      ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
+      if (from + i == bad) ops[i].status = 200;
+    }
+    ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops)).ok());
+    ASSERT_TRUE(w.value()->flush({}, {}).ok());
+  };
+  WindowRowCache cache;
+  auto poll = [&](uint64_t count) {
+    auto r = trace::TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(count, 64), count).ok());
+  };
+  append(0, 100, 50);
+  poll(100);
+  ASSERT_EQ(cache.rows(path).size(), 64u);
+  EXPECT_EQ(cache.valid_rows(path), 14u) << "rows 36..49 valid, row 50 not";
+  EXPECT_FALSE(trace::validate_op(cache.rows(path)[14]).ok());
+  append(100, 10, 105);
+  poll(110);
+  EXPECT_EQ(cache.valid_rows(path), 4u) << "the window moved by 10 rows; row 50 still in it";
+  append(110, 20, 125);
+  poll(130);
+  EXPECT_EQ(cache.valid_rows(path), 105u - 66u)
+      << "row 50 left the window: the rows after it are checked, up to row 105";
+  append(130, 70, 1000);
+  poll(200);
+  EXPECT_EQ(cache.valid_rows(path), 64u) << "rows 105 and 125 left the window: every row is valid";
+  EXPECT_EQ(cache.valid_rows(dir.path() + "/other.h5"), 0u) << "a file not held";
   ASSERT_TRUE(w.value()->close().ok());
 }
 
