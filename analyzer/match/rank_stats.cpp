@@ -223,11 +223,12 @@ RankStatsPass::GapSpreadByComm RankStatsPass::gap_spread_by_comm(SpreadOver over
     sds.clear();
     if (c.present >= 2) {
       // The ops median_over_groups takes for this communicator.
-      const auto& groups = table_.comms()[static_cast<size_t>(c.index)].groups;
+      const CommGroups& cg = table_.comms()[static_cast<size_t>(c.index)];
+      const auto& groups = cg.groups;
       for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
         const GroupAgg& g = groups[s];
         if (g.gaps < 2) continue;
-        const GapSpread sp = gap_spread(g, over);
+        const GapSpread sp = gap_spread(cg, g, over);
         if (sp.reading < 0) continue;
         cvs.push_back(sp.sd / sp.mean);
         sds.push_back(sp.sd);
