@@ -32,6 +32,21 @@ Finding finding(const std::string& subkind, std::vector<int64_t> ranks, double c
   return f;
 }
 
+// A one-rank trace file `job` rank 0 in `dir`, open for appending as a live probe's.
+std::unique_ptr<trace::TraceWriter> live_writer(const std::string& dir, const std::string& job,
+                                                std::string& path) {
+  path = dir + "/" + trace::trace_file_name(job, 0);
+  trace::TraceMeta meta;
+  meta.producer = "synth";
+  meta.job_id = job;
+  meta.rank = 0;
+  meta.world_size = 1;
+  trace::stamp_clock_reference(meta);
+  auto w = trace::TraceWriter::create(path, meta);
+  EXPECT_TRUE(w.ok()) << w.message();
+  return w.ok() ? std::move(w.value()) : nullptr;
+}
+
 TEST(FindingDebounce, AFindingIsAnnouncedOnceTwoPollsInARowShowIt) {
   FindingDebounce d;
   EXPECT_TRUE(d.update({finding("missing_rank", {3})}, false).added.empty());
@@ -205,15 +220,9 @@ INSTANTIATE_TEST_SUITE_P(WatchPoll, HeldRows, testing::Bool(),
 // are dropped, and a file replaced under the same name is read anew.
 TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   test::TempDir dir("watch-row-cache");
-  const std::string path = dir.path() + "/" + trace::trace_file_name("rows", 0);
-  trace::TraceMeta meta;
-  meta.producer = "synth";
-  meta.job_id = "rows";
-  meta.rank = 0;
-  meta.world_size = 1;
-  trace::stamp_clock_reference(meta);
-  auto w = trace::TraceWriter::create(path, meta);
-  ASSERT_TRUE(w.ok()) << w.message();
+  std::string path;
+  auto w = live_writer(dir.path(), "rows", path);
+  ASSERT_NE(w, nullptr);
   auto append = [&](uint64_t from, uint64_t n) {
     std::vector<trace::OpRecord> ops(n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -224,8 +233,8 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
       ops[i].peer = -1;
       ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
     }
-    ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops)).ok());
-    ASSERT_TRUE(w.value()->flush({}, {}).ok());
+    ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
+    ASSERT_TRUE(w->flush({}, {}).ok());
   };
   auto seqs = [](std::span<const trace::OpRecord> rows) {
     std::vector<uint64_t> out;
@@ -254,13 +263,12 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   }
   EXPECT_EQ(seqs(cache.rows(path)), range(66, 130));
   EXPECT_EQ(cache.rows_read(), 94u) << "only the 30 new rows were read";
-  ASSERT_TRUE(w.value()->close().ok());
+  ASSERT_TRUE(w->close().ok());
 
   // The same name, another file (which may well get the removed one's inode): read anew.
   std::filesystem::remove(path);
-  trace::stamp_clock_reference(meta);
-  w = trace::TraceWriter::create(path, meta);
-  ASSERT_TRUE(w.ok()) << w.message();
+  w = live_writer(dir.path(), "rows", path);
+  ASSERT_NE(w, nullptr);
   append(500, 140);
   {
     auto r = trace::TraceReader::open(path);
@@ -268,7 +276,7 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
     ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(140, 64), 140).ok());
   }
   EXPECT_EQ(seqs(cache.rows(path)), range(576, 640));
-  ASSERT_TRUE(w.value()->close().ok());
+  ASSERT_TRUE(w->close().ok());
 }
 
 // Each held row is checked (trace::validate_op) once, when read: the cache tells how many
@@ -276,15 +284,9 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
 // that one once it has left the window.
 TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
   test::TempDir dir("watch-row-checks");
-  const std::string path = dir.path() + "/" + trace::trace_file_name("checks", 0);
-  trace::TraceMeta meta;
-  meta.producer = "synth";
-  meta.job_id = "checks";
-  meta.rank = 0;
-  meta.world_size = 1;
-  trace::stamp_clock_reference(meta);
-  auto w = trace::TraceWriter::create(path, meta);
-  ASSERT_TRUE(w.ok()) << w.message();
+  std::string path;
+  auto w = live_writer(dir.path(), "checks", path);
+  ASSERT_NE(w, nullptr);
   // Rows [from, from + n); the row of seq `bad` has a status no producer writes.
   auto append = [&](uint64_t from, uint64_t n, uint64_t bad) {
     std::vector<trace::OpRecord> ops(n);
@@ -297,8 +299,8 @@ TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
       ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
       if (from + i == bad) ops[i].status = 200;
     }
-    ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops)).ok());
-    ASSERT_TRUE(w.value()->flush({}, {}).ok());
+    ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
+    ASSERT_TRUE(w->flush({}, {}).ok());
   };
   WindowRowCache cache;
   auto poll = [&](uint64_t count) {
@@ -322,7 +324,7 @@ TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
   poll(200);
   EXPECT_EQ(cache.valid_rows(path), 64u) << "rows 105 and 125 left the window: every row is valid";
   EXPECT_EQ(cache.valid_rows(dir.path() + "/other.h5"), 0u) << "a file not held";
-  ASSERT_TRUE(w.value()->close().ok());
+  ASSERT_TRUE(w->close().ok());
 }
 
 // A poll reuses the last analysis only while no trace file changed, and only once
