@@ -182,6 +182,19 @@ GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::Spr
   return best;
 }
 
+// The gap spread of (a sample of, at most about 2000) a communicator's ops with two or
+// more members' gaps, where a reading has a positive mean.
+template <typename Fn>
+void for_each_sampled_spread(const CommGroups& cg, RankStatsPass::SpreadOver over, Fn&& fn) {
+  const auto& groups = cg.groups;
+  for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
+    const GroupAgg& g = groups[s];
+    if (g.gaps < 2) continue;
+    const GapSpread sp = gap_spread(cg, g, over);
+    if (sp.reading >= 0) fn(sp);
+  }
+}
+
 // Median over (a sample of) complete ops of a statistic of the members' gaps, over
 // every comm (only = -1) or one.
 template <typename Stat>
@@ -191,13 +204,8 @@ double median_over_groups(const GroupTable& table, Stat stat, int only = -1,
   for (const auto& c : table.set().comms) {
     if (c.present < 2 || (only >= 0 && c.index != only)) continue;
     const CommGroups& cg = table.comms()[static_cast<size_t>(c.index)];
-    const auto& groups = cg.groups;
-    for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
-      const GroupAgg& g = groups[s];
-      if (g.gaps < 2) continue;
-      const GapSpread sp = gap_spread(cg, g, over);
-      if (sp.reading >= 0) values.push_back(stat(sp.mean, sp.sd));
-    }
+    for_each_sampled_spread(cg, over,
+                            [&](const GapSpread& sp) { values.push_back(stat(sp.mean, sp.sd)); });
   }
   if (values.empty()) return 0;
   std::nth_element(values.begin(), values.begin() + static_cast<long>(values.size() / 2),
@@ -223,16 +231,11 @@ RankStatsPass::GapSpreadByComm RankStatsPass::gap_spread_by_comm(SpreadOver over
     sds.clear();
     if (c.present >= 2) {
       // The ops median_over_groups takes for this communicator.
-      const CommGroups& cg = table_.comms()[static_cast<size_t>(c.index)];
-      const auto& groups = cg.groups;
-      for (size_t s = 0; s < groups.size(); s += std::max<size_t>(1, groups.size() / 2000)) {
-        const GroupAgg& g = groups[s];
-        if (g.gaps < 2) continue;
-        const GapSpread sp = gap_spread(cg, g, over);
-        if (sp.reading < 0) continue;
-        cvs.push_back(sp.sd / sp.mean);
-        sds.push_back(sp.sd);
-      }
+      for_each_sampled_spread(table_.comms()[static_cast<size_t>(c.index)], over,
+                              [&](const GapSpread& sp) {
+                                cvs.push_back(sp.sd / sp.mean);
+                                sds.push_back(sp.sd);
+                              });
     }
     auto median = [](std::vector<double>& v) {
       if (v.empty()) return 0.0;
