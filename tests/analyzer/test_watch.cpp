@@ -47,6 +47,18 @@ std::unique_ptr<trace::TraceWriter> live_writer(const std::string& dir, const st
   return w.ok() ? std::move(w.value()) : nullptr;
 }
 
+// An all-reduce row of sequence number `seq`, timed on the host only.
+trace::OpRecord host_timed_op(uint64_t seq) {
+  trace::OpRecord op{};
+  op.seq = seq;
+  op.t_enter_ns = static_cast<int64_t>(seq) * 1000;
+  op.t_exit_ns = op.t_enter_ns + 10;
+  op.t_dev_start_ns = op.t_dev_end_ns = trace::kUnknownTime;
+  op.peer = -1;
+  op.op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
+  return op;
+}
+
 TEST(FindingDebounce, AFindingIsAnnouncedOnceTwoPollsInARowShowIt) {
   FindingDebounce d;
   EXPECT_TRUE(d.update({finding("missing_rank", {3})}, false).added.empty());
@@ -226,12 +238,7 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   auto append = [&](uint64_t from, uint64_t n) {
     std::vector<trace::OpRecord> ops(n);
     for (uint64_t i = 0; i < n; ++i) {
-      ops[i].seq = from + i;
-      ops[i].t_enter_ns = static_cast<int64_t>(from + i) * 1000;
-      ops[i].t_exit_ns = ops[i].t_enter_ns + 10;
-      ops[i].t_dev_start_ns = ops[i].t_dev_end_ns = trace::kUnknownTime;
-      ops[i].peer = -1;
-      ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
+      ops[i] = host_timed_op(from + i);
     }
     ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
     ASSERT_TRUE(w->flush({}, {}).ok());
@@ -291,12 +298,7 @@ TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
   auto append = [&](uint64_t from, uint64_t n, uint64_t bad) {
     std::vector<trace::OpRecord> ops(n);
     for (uint64_t i = 0; i < n; ++i) {
-      ops[i].seq = from + i;
-      ops[i].t_enter_ns = static_cast<int64_t>(from + i) * 1000;
-      ops[i].t_exit_ns = ops[i].t_enter_ns + 10;
-      ops[i].t_dev_start_ns = ops[i].t_dev_end_ns = trace::kUnknownTime;
-      ops[i].peer = -1;
-      ops[i].op = static_cast<uint8_t>(trace::OpKind::kAllReduce);
+      ops[i] = host_timed_op(from + i);
       if (from + i == bad) ops[i].status = 200;
     }
     ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
