@@ -388,14 +388,16 @@ TEST_F(Slurm, SbatchTrainingScriptWatchNamesAHangAndStopsTheStep) {
 }
 
 // 5b) The validation script, with extra flags passed through sbatch: the job fails
-// because node2 does, and its output ends with node2's drain line.
+// because node2 does, and its output ends with node2's drain line.  Two tasks per node
+// (sbatch's option over the script's #SBATCH line): the GPU checks at four per node
+// are those of 5); this is about the script, in half the time.
 TEST_F(Slurm, SbatchValidateScriptFailsSlowNode) {
   need({"nccl_bench"});
   std::string dir = fresh_dir("sbatch_validate");
   std::string script = paths().source_dir + "/examples/slurm/validate_nodes.sbatch";
   std::string job_id;
-  ShellResult r =
-      sbatch_example(dir, "", "slow_node2.json", script + " --sizes 1M -n 5", 240, job_id);
+  ShellResult r = sbatch_example(dir, "", "slow_node2.json",
+                                 "--ntasks-per-node=2 " + script + " --sizes 1M -n 5", 240, job_id);
   expect_ok(r, "sbatch --wait");
   EXPECT_EQ(r.exit_code, 1) << "the job fails when a node fails\n" << r.out << r.err;
   ASSERT_FALSE(job_id.empty()) << r.out;
@@ -452,7 +454,7 @@ TEST_F(Slurm, ValidateFailsSlowNodeAndItsDrainLineDrainsIt) {
   need({"nccl_bench"});
   ShellResult r =
       sh(comm_id_export() + "export RINGSIM_CLUSTER=" + scenario("slow_node2.json") + "\n" +
-             "srun -N2 --ntasks-per-node=4 nccl_bench validate --level quick --sizes 1M -n 5",
+             "srun -N2 --ntasks-per-node=4 nccl_bench validate --level quick --sizes 1M -n 3",
          180);
   expect_ok(r, "srun nccl_bench validate");
   EXPECT_EQ(r.exit_code, 1) << "a failing node => exit 1\n" << r.out << r.err;

@@ -45,15 +45,17 @@ ringside_add_e2e_scenario(slow_pair_bench_sendrecv RANKS 8 NODES 4 CLUSTER ${_s}
 ringside_add_e2e_scenario(healthy_4nodes_bench_sendrecv RANKS 8 NODES 4
   CLUSTER ${_s}/healthy_4nodes.json PROGRAM nccl_bench_probe
   EXPECT "verdict=healthy;findings=0" ARGS sendrecv -b 1M -e 4M -f 2 -n 20 -w 2)
-ringside_add_e2e_scenario(stop RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
+# A hung job ends at simrun's timeout, as at a time limit: it reaches the fault in
+# about 2 s (5 s on a loaded host), so 15 s leave the hang standing for 10 s and more.
+ringside_add_e2e_scenario(stop TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=3;comm=world;seq=22" ARGS)
-ringside_add_e2e_scenario(stall RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
+ringside_add_e2e_scenario(stall TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
   EXPECT "verdict=hung;kind=hang;subkind=gpu_stall;ranks=5;comm=world;seq=22")
-ringside_add_e2e_scenario(freeze RANKS 8 NODES 2 CLUSTER ${_s}/freeze.json
+ringside_add_e2e_scenario(freeze TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/freeze.json
   EXPECT "verdict=hung;kind=hang;subkind=all_stuck;ranks=0,1,2,3,4,5,6,7;comm=world;seq=22")
 ringside_add_e2e_scenario(crash RANKS 8 NODES 2 CLUSTER ${_s}/crash.json
   EXPECT "verdict=hung;kind=hang;subkind=dead_rank;ranks=6;comm=world;seq=22")
-ringside_add_e2e_scenario(desync RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
+ringside_add_e2e_scenario(desync TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=hung;kind=desync;ranks=2;comm=world;seq=16" ARGS --desync-rank 2 --desync-step 5)
 ringside_add_e2e_scenario(gpu_health RANKS 8 NODES 2 CLUSTER ${_s}/gpu_health.json
   EXPECT "kind=gpu_health;ranks=7;nodes=node2")
@@ -69,7 +71,7 @@ ringside_add_e2e_scenario(healthy_bench_threads RANKS 4 NODES 2 CLUSTER ${_s}/he
 # healthy, and a rank that stops inside its tensor-parallel group.
 ringside_add_e2e_scenario(healthy_hybrid_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=healthy;findings=0" ARGS --tp 2 --pp 2 --comm-init uniqueid)
-ringside_add_e2e_scenario(stop_tp_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/stop_tp.json
+ringside_add_e2e_scenario(stop_tp_uniqueid TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stop_tp.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=5" ARGS --tp 2 --pp 2 --comm-init uniqueid)
 # Four pipeline stages that place the same work differently around the same
 # collectives (stage 0 computes before its tensor-parallel all-reduce, the last one

@@ -57,7 +57,7 @@ def main():
     traces = os.path.join(o.work_dir, "traces")
     env = dict(os.environ, LD_LIBRARY_PATH=o.sim_lib_dir)
     job = subprocess.Popen(
-        [os.path.join(o.bin_dir, "simrun"), "-n", "8", "--nodes", "2", "--timeout", "40",
+        [os.path.join(o.bin_dir, "simrun"), "-n", "8", "--nodes", "2", "--timeout", "25",
          "--cluster", o.cluster, "--", os.path.join(o.bin_dir, "ringside"), "run", "-o", traces,
          "--", os.path.join(o.bin_dir, "train_example"), "--steps", "60"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
