@@ -253,7 +253,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   const OutlierOps outliers = find_outlier_ops(ctx);
   detect_imbalance(ctx, late, outliers, findings);
   detect_stragglers(ctx, late, outliers, findings);
-  detect_slow_links(ctx, findings);
+  std::vector<Finding> links_below_cost;
+  detect_slow_links(ctx, findings, links_below_cost);
   detect_gpu_health(ctx, findings);
   // Live, ranks whose files do not exist yet have simply not started tracing.
   if (!options.thresholds.live) detect_missing_traces(ctx, findings);
@@ -330,6 +331,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                         : send_recv_pairs_timed(ctx) ? "send_recv"
                                                      : "none";
   report.links.matrix = links;
+  report.links_below_cost = std::move(links_below_cost);
   report.warnings = set.warnings;
   if (links.unplaced_comms > 0) {
     report.warnings.push_back(std::to_string(links.unplaced_comms) +

@@ -175,7 +175,9 @@ void detect_imbalance(const Context& ctx, LateRanks& late, const OutlierOps& out
 // With no late rank, a rank that owns the outlier ops (straggler/intermittent).
 void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierOps& outliers,
                        std::vector<Finding>& out);
-void detect_slow_links(const Context& ctx, std::vector<Finding>& out);
+// A slow link that cost the job less than th.min_cost_fraction goes to `below_cost`.
+void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
+                       std::vector<Finding>& below_cost);
 // True if send/recv pairs were timed often enough, with large enough messages, to
 // judge links from them (what detect_slow_links uses without profiler events).
 bool send_recv_pairs_timed(const Context& ctx);

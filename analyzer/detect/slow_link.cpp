@@ -75,7 +75,8 @@ bool send_recv_pairs_timed(const Context& ctx) {
   return false;
 }
 
-void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
+void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
+                       std::vector<Finding>& below_cost) {
   const TraceSet& set = ctx.set;
   std::vector<Observation> obs;
   // NCCL's own per-peer view (profiler plugin): one observation per directed rank
@@ -304,7 +305,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     f.severity = std::clamp(f.cost_s / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = pick->errors == 0 ? (ambiguous ? 0.6 : 0.85) : 0.4;
     f.next_command = next_command_for_link(ctx, f.nodes);
-    if (f.cost_s >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    (f.cost_s >= ctx.th.min_cost_fraction * job ? out : below_cost).push_back(std::move(f));
   }
   // Intra-node: slow GPU-GPU paths, one finding per node.
   std::map<int, std::vector<const Observation*>> intra_slow;
@@ -338,7 +339,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out) {
     f.next_command = first.plugin && a.gpu_device >= 0 && b.gpu_device >= 0
                          ? next_command_for_gpu_pair(f.nodes[0], a.gpu_device, b.gpu_device)
                          : next_command_for_link(ctx, {f.nodes[0]});
-    if (cost >= ctx.th.min_cost_fraction * job) out.push_back(std::move(f));
+    (cost >= ctx.th.min_cost_fraction * job ? out : below_cost).push_back(std::move(f));
   }
 }
 

@@ -76,6 +76,9 @@ struct Report {
   WhatIf what_if;
   ClockAlignment clock;
   LinkSummary links;
+  // Slow links that cost the job less than the reporting bar (--min-cost): not
+  // findings (the verdict does not rest on them), but named, with their evidence.
+  std::vector<Finding> links_below_cost;
   std::vector<std::string> warnings;
   std::vector<int64_t> missing_ranks;
   bool simulated = false;

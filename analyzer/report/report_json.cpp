@@ -80,6 +80,8 @@ nlohmann::json links_json(const Report& r) {
                              {"min_gbps", bw.empty() ? 0.0 : bw.front()}});
   }
   j["unplaced_comms"] = m.unplaced_comms;
+  j["below_cost"] = nlohmann::json::array();
+  for (const Finding& f : r.links_below_cost) j["below_cost"].push_back(finding_to_json(f));
   return j;
 }
 

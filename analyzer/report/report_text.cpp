@@ -44,6 +44,18 @@ bool intra_node_unseen(const Report& r) {
          !r.links.matrix.intra_node_observed();
 }
 
+// Slow links that cost this job less than the reporting bar: not findings, but a
+// path that is slow here is slow for the next job too, which may lean on it.
+void render_links_below_cost(const Report& r, std::ostream& out) {
+  for (const Finding& f : r.links_below_cost) {
+    out << "slow link below the cost bar (not a finding): " << f.subkind << " ";
+    for (size_t k = 0; k < f.nodes.size(); ++k) out << (k ? "<->" : "") << f.nodes[k];
+    if (!f.ranks.empty()) out << " ranks " << join_ranks(f.ranks);
+    out << ", cost " << fmt("%.3f", f.cost_s) << " s. " << f.evidence << "\n";
+    if (!f.next_command.empty()) out << "   next: " << f.next_command << "\n";
+  }
+}
+
 // One line on what was seen of the links, and how: never "fine" when unseen.
 void render_links(const Report& r, std::ostream& out) {
   const LinkMatrix& m = r.links.matrix;
@@ -78,6 +90,7 @@ void render_links(const Report& r, std::ostream& out) {
     out << "links inside nodes: not observed: no send/recv between GPUs of one node (a ring "
            "collective's kernel spans the whole ring, so NCCL times no single GPU pair)\n";
   }
+  render_links_below_cost(r, out);
 }
 
 }  // namespace
@@ -131,6 +144,9 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
     out << (r.links.source == "none"
                 ? "no findings: collectives and GPUs look consistent across ranks (links were not "
                   "observed).\n"
+            : !r.links_below_cost.empty()
+                ? "no findings: collectives and GPUs look consistent across ranks; the slow links "
+                  "listed below cost this job too little to report.\n"
             : intra_node_unseen(r)
                 ? "no findings: collectives, inter-node links and GPUs look consistent across "
                   "ranks (paths inside nodes were not observed).\n"

@@ -1,8 +1,12 @@
 // Units: the link matrix built from the profiler plugin's /links rows.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "load/trace_set.h"
 #include "match/link_matrix.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 namespace ringside::analysis::test {
 namespace {
@@ -170,6 +174,46 @@ TEST(LinkMatrix, NoRowsMeansNotObserved) {
   const LinkMatrix m = build_link_matrix(two_comm_set());
   EXPECT_FALSE(m.observed());
   EXPECT_TRUE(m.node_links.empty());
+}
+
+// A slow link under the cost bar is not a finding: the verdict stays healthy and the
+// text does not say the links look consistent; it is named with its evidence and next
+// command, in the text and under links.below_cost in the JSON.
+TEST(LinkMatrix, ASlowLinkBelowTheCostBarIsNamedButIsNoFinding) {
+  Report r;
+  r.job = "j";
+  r.ranks = 16;
+  r.nodes = {"node1", "node2", "node3", "node4"};
+  r.links.source = "nccl_profiler";
+  Finding f;
+  f.kind = "slow_link";
+  f.subkind = "intra_node";
+  f.nodes = {"node2"};
+  f.ranks = {5, 6};
+  f.cost_s = 0.05;
+  f.evidence = "Inside node2, the path rank 5 -> rank 6 reaches 1.0 GB/s vs 4.0 GB/s.";
+  f.next_command = "nccl_bench sendrecv -g 2";
+  r.links_below_cost.push_back(f);
+  std::ostringstream text;
+  render_text(r, text);
+  EXPECT_NE(text.str().find("verdict: HEALTHY"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("links and GPUs look consistent"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("slow link below the cost bar (not a finding): intra_node node2 ranks "
+                            "5,6, cost 0.050 s. Inside node2"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("next: nccl_bench sendrecv -g 2"), std::string::npos) << text.str();
+  const nlohmann::json j = report_to_json(r);
+  EXPECT_TRUE(j["findings"].empty());
+  ASSERT_EQ(j["links"]["below_cost"].size(), 1u) << j["links"].dump();
+  EXPECT_EQ(j["links"]["below_cost"][0]["subkind"], "intra_node");
+  EXPECT_EQ(j["links"]["below_cost"][0]["ranks"], nlohmann::json::array({5, 6}));
+  // None: an empty list, and the usual sentence.
+  r.links_below_cost.clear();
+  std::ostringstream clean;
+  render_text(r, clean);
+  EXPECT_NE(clean.str().find("links and GPUs look consistent"), std::string::npos) << clean.str();
+  EXPECT_TRUE(report_to_json(r)["links"]["below_cost"].empty());
 }
 
 }  // namespace

@@ -9,7 +9,9 @@ nccl_bench_probe (nccl_bench under `ringside run`).
 
 SPEC is ';'-separated key=value: verdict=..., findings=0, kind=..., subkind=...,
 ranks=5 or ranks=4,5, nodes=node2 or nodes=node2,node3, comm=world, seq=22,
-cause=throttling, pattern=structural.  Exit 0 when every expectation holds.
+cause=throttling, pattern=structural; named=N: findings plus slow links named below
+the cost bar (links.below_cost) number N; below_cost_ok=1: the expected finding may
+also be such a link.  Exit 0 when every expectation holds.
 """
 import argparse, json, os, shutil, subprocess, sys
 
@@ -80,12 +82,18 @@ def main():
         fail("verdict %s, expected %s" % (report["verdict"], exp["verdict"]), report)
     if "findings" in exp and len(report["findings"]) != int(exp["findings"]):
         fail("%d findings, expected %s" % (len(report["findings"]), exp["findings"]), report)
+    below_cost = report["links"].get("below_cost", [])
+    named = len(report["findings"]) + len(below_cost)
+    if "named" in exp and named != int(exp["named"]):
+        fail("%d findings and slow links below the cost bar, expected %s: %s" %
+             (named, exp["named"], json.dumps(below_cost)[:2000]), report)
     if (ana.returncode == 0) != (len(report["findings"]) == 0):
         fail("exit code %d does not match the findings" % ana.returncode, report)
     check_probe_cpu(o, exp, report)
     if "kind" not in exp:
         return
-    cands = [f for f in report["findings"] if f["kind"] == exp["kind"]
+    pool = report["findings"] + (below_cost if exp.get("below_cost_ok") == "1" else [])
+    cands = [f for f in pool if f["kind"] == exp["kind"]
              and ("subkind" not in exp or f.get("subkind") == exp["subkind"])]
     if not cands:
         fail("no %s/%s finding" % (exp["kind"], exp.get("subkind", "*")), report)
