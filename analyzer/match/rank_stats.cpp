@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace ringside::analysis {
 namespace {
@@ -195,28 +196,24 @@ void for_each_sampled_spread(const CommGroups& cg, RankStatsPass::SpreadOver ove
   }
 }
 
-// Median over (a sample of) complete ops of a statistic of the members' gaps, over
-// every comm (only = -1) or one.
+// Median over (a sample of) complete ops of every comm of a statistic of the members' gaps.
 template <typename Stat>
-double median_over_groups(const GroupTable& table, Stat stat, int only = -1,
+double median_over_groups(const GroupTable& table, Stat stat,
                           RankStatsPass::SpreadOver over = RankStatsPass::SpreadOver::kPrimary) {
   std::vector<double> values;
   for (const auto& c : table.set().comms) {
-    if (c.present < 2 || (only >= 0 && c.index != only)) continue;
+    if (c.present < 2) continue;
     const CommGroups& cg = table.comms()[static_cast<size_t>(c.index)];
     for_each_sampled_spread(cg, over,
                             [&](const GapSpread& sp) { values.push_back(stat(sp.mean, sp.sd)); });
   }
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<long>(values.size() / 2),
-                   values.end());
-  return values[values.size() / 2];
+  return median_of(std::move(values));
 }
 }  // namespace
 
 double RankStatsPass::median_gap_cv(SpreadOver over) const {
   return median_over_groups(
-      table_, [](double mean, double sd) { return sd / mean; }, -1, over);
+      table_, [](double mean, double sd) { return sd / mean; }, over);
 }
 
 double RankStatsPass::median_gap_sd_ns() const {
@@ -225,10 +222,8 @@ double RankStatsPass::median_gap_sd_ns() const {
 
 RankStatsPass::GapSpreadByComm RankStatsPass::gap_spread_by_comm(SpreadOver over) const {
   GapSpreadByComm out;
-  std::vector<double> cvs, sds;
   for (const auto& c : table_.set().comms) {
-    cvs.clear();
-    sds.clear();
+    std::vector<double> cvs, sds;
     if (c.present >= 2) {
       // The ops median_over_groups takes for this communicator.
       for_each_sampled_spread(table_.comms()[static_cast<size_t>(c.index)], over,
@@ -237,19 +232,10 @@ RankStatsPass::GapSpreadByComm RankStatsPass::gap_spread_by_comm(SpreadOver over
                                 sds.push_back(sp.sd);
                               });
     }
-    auto median = [](std::vector<double>& v) {
-      if (v.empty()) return 0.0;
-      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-      return v[v.size() / 2];
-    };
-    out.cv.push_back(median(cvs));
-    out.sd_ns.push_back(median(sds));
+    out.cv.push_back(median_of(std::move(cvs)));
+    out.sd_ns.push_back(median_of(std::move(sds)));
   }
   return out;
-}
-
-std::vector<double> RankStatsPass::gap_cv_by_comm(SpreadOver over) const {
-  return gap_spread_by_comm(over).cv;
 }
 
 std::vector<double> RankStatsPass::gap_sd_ns_by_comm(SpreadOver over) const {

@@ -139,14 +139,13 @@ class RankStatsPass {
   double median_gap_cv(SpreadOver over = SpreadOver::kPrimary) const;
   // Median over complete ops of the standard deviation of the members' gaps, ns.
   double median_gap_sd_ns() const;
-  // The same two, per communicator (index = comm index; 0 where no op qualifies).
-  std::vector<double> gap_cv_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
-  std::vector<double> gap_sd_ns_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
-  // Both at once, from one pass over the ops (a caller that wants both).
+  // The same two, per communicator (index = comm index; 0 where no op qualifies), from
+  // one pass over the ops; and the standard deviations alone.
   struct GapSpreadByComm {
     std::vector<double> cv, sd_ns;
   };
   GapSpreadByComm gap_spread_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
+  std::vector<double> gap_sd_ns_by_comm(SpreadOver over = SpreadOver::kPrimary) const;
   // What the members of communicator `comm` (index) waited for the one that computed
   // longest before each op, had they started together: over the ops every member has
   // a reading for whose gaps' standard deviation is at least `min_sd_ns` and whose
