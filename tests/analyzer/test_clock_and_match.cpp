@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "clock/clock_align.h"
 #include "load/gpu_summary.h"
@@ -216,6 +217,13 @@ class GroupTableReadings : public ::testing::Test {
     }
     merged.finalize();
   }
+  static void expect_same_stats(const GapStats& want, const GapStats& got,
+                                const std::string& where) {
+    EXPECT_EQ(want.sum, got.sum) << where;
+    EXPECT_EQ(want.min, got.min) << where;
+    EXPECT_EQ(want.max, got.max) << where;
+    EXPECT_TRUE(want.sq_sum.value == got.sq_sum.value) << where;
+  }
   static void expect_same_gaps(const GroupTable& want, const GroupTable& got) {
     for (size_t ci = 0; ci < want.comms().size(); ++ci) {
       const CommGroups& w = want.comms()[ci];
@@ -225,12 +233,8 @@ class GroupTableReadings : public ::testing::Test {
         EXPECT_EQ(w.groups[i].gaps, g.groups[i].gaps);
         EXPECT_EQ(w.groups[i].split, g.groups[i].split);
         for (int k = 0; k < kReadings; ++k) {
-          const GapStats& x = w.reading(w.groups[i], k);
-          const GapStats& y = g.reading(g.groups[i], k);
-          EXPECT_EQ(x.sum, y.sum) << ci << " " << i << " " << k;
-          EXPECT_EQ(x.min, y.min);
-          EXPECT_EQ(x.max, y.max);
-          EXPECT_TRUE(x.sq_sum.value == y.sq_sum.value);
+          expect_same_stats(w.reading(w.groups[i], k), g.reading(g.groups[i], k),
+                            std::to_string(ci) + " " + std::to_string(i) + " " + std::to_string(k));
         }
       }
     }
@@ -263,10 +267,9 @@ TEST_F(GroupTableReadings, KeepsEveryReadingOfEveryMember) {
     const CommGroups& cg = table.comms()[static_cast<size_t>(at.first)];
     apart += g->other_readings >= 0;
     for (int k = 0; k < kReadings; ++k) {
-      EXPECT_EQ(cg.reading(*g, k).sum, stats[static_cast<size_t>(k)].sum);
-      EXPECT_EQ(cg.reading(*g, k).min, stats[static_cast<size_t>(k)].min);
-      EXPECT_EQ(cg.reading(*g, k).max, stats[static_cast<size_t>(k)].max);
-      EXPECT_TRUE(cg.reading(*g, k).sq_sum.value == stats[static_cast<size_t>(k)].sq_sum.value);
+      expect_same_stats(
+          stats[static_cast<size_t>(k)], cg.reading(*g, k),
+          std::to_string(at.first) + " " + std::to_string(at.second) + " " + std::to_string(k));
     }
   }
   // Both kinds of op are there: readings kept apart, and readings that are reading 0's.
