@@ -59,6 +59,19 @@ trace::OpRecord host_timed_op(uint64_t seq) {
   return op;
 }
 
+// Appends and flushes rows of seq [from, from + n) (host_timed_op); the row of seq `bad`
+// gets a status no producer writes.
+void append_host_timed(trace::TraceWriter& w, uint64_t from, uint64_t n,
+                       uint64_t bad = UINT64_MAX) {
+  std::vector<trace::OpRecord> ops(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    ops[i] = host_timed_op(from + i);
+    if (from + i == bad) ops[i].status = 200;
+  }
+  ASSERT_TRUE(w.append(std::span<const trace::OpRecord>(ops)).ok());
+  ASSERT_TRUE(w.flush({}, {}).ok());
+}
+
 TEST(FindingDebounce, AFindingIsAnnouncedOnceTwoPollsInARowShowIt) {
   FindingDebounce d;
   EXPECT_TRUE(d.update({finding("missing_rank", {3})}, false).added.empty());
@@ -235,14 +248,7 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   std::string path;
   auto w = live_writer(dir.path(), "rows", path);
   ASSERT_NE(w, nullptr);
-  auto append = [&](uint64_t from, uint64_t n) {
-    std::vector<trace::OpRecord> ops(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      ops[i] = host_timed_op(from + i);
-    }
-    ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
-    ASSERT_TRUE(w->flush({}, {}).ok());
-  };
+  auto append = [&](uint64_t from, uint64_t n) { append_host_timed(*w, from, n); };
   auto seqs = [](std::span<const trace::OpRecord> rows) {
     std::vector<uint64_t> out;
     for (const auto& op : rows) out.push_back(op.seq);
@@ -294,15 +300,8 @@ TEST(WatchPoll, HeldRowsAreCheckedOnceUpToTheFirstInvalidOne) {
   std::string path;
   auto w = live_writer(dir.path(), "checks", path);
   ASSERT_NE(w, nullptr);
-  // Rows [from, from + n); the row of seq `bad` has a status no producer writes.
   auto append = [&](uint64_t from, uint64_t n, uint64_t bad) {
-    std::vector<trace::OpRecord> ops(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      ops[i] = host_timed_op(from + i);
-      if (from + i == bad) ops[i].status = 200;
-    }
-    ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops)).ok());
-    ASSERT_TRUE(w->flush({}, {}).ok());
+    append_host_timed(*w, from, n, bad);
   };
   WindowRowCache cache;
   auto poll = [&](uint64_t count) {
