@@ -75,6 +75,16 @@ void sleep_seconds(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
+Background::Background(Background&& o) noexcept
+    : pid(o.pid), dir(std::move(o.dir)), out(std::move(o.out)), err(std::move(o.err)) {
+  o.dir.clear();
+}
+
+Background::~Background() {
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+}
+
 Background start_background(const std::string& command) {
   Background b;
   b.dir = temp_dir("bg");

@@ -32,10 +32,15 @@ std::string temp_dir(const std::string& tag);
 std::string read_file(const std::string& path);
 
 // A command line running in the background through /bin/sh, in its own
-// process group, its output going to files.
+// process group, its output going to files (in a directory removed with it).
 struct Background {
   pid_t pid = -1;  // the shell, which execs the command's first program
   std::string dir, out, err;
+  Background() = default;
+  Background(Background&& o) noexcept;
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  ~Background();
 };
 Background start_background(const std::string& command);
 // Waits up to `seconds` for it to end and returns its exit status as
