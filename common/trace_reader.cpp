@@ -17,12 +17,17 @@ namespace ringside::trace {
 namespace {
 
 constexpr unsigned kMetadataReadAttempts = 8;
+constexpr size_t kChunkCacheBytes = 256 * 1024;
 
 // One dataset of an open file, checked against the schema's field table.
 struct OpenDataset {
   const DatasetSpec* spec = nullptr;
   h5::Handle dataset;
   h5::Handle memory_type;
+  // Rows at the last refresh (or when opened); for a synced reader (TraceReader::sync),
+  // `stale` says that the writer has announced more since.
+  mutable uint64_t rows = 0;
+  mutable bool stale = false;
 };
 
 // A field added after its dataset was first written: older files lack it, and
@@ -59,19 +64,31 @@ Status open_dataset(hid_t file, const char* name, const std::string& path, OpenD
   if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1) {
     return Status::error(path + ": dataset '" + name + "' is not one-dimensional");
   }
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
   out.spec = &spec;
+  out.rows = dims[0];
   out.dataset = std::move(dataset);
   out.memory_type = h5::Handle(spec.make_memory_type());
   return {};
 }
 
-uint64_t extent(const OpenDataset& ds) {
-  // A live writer may have appended since we opened: refresh under SWMR.
+// A live writer may have appended since the dataset was opened or last refreshed:
+// refreshed under SWMR (which drops its chunk cache and reloads its header).
+uint64_t refreshed_extent(const OpenDataset& ds) {
   H5Drefresh(ds.dataset.get());
   h5::Handle space(H5Dget_space(ds.dataset.get()));
   hsize_t dims[1] = {0};
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  return dims[0];
+  ds.rows = dims[0];
+  ds.stale = false;
+  return ds.rows;
+}
+
+// The rows a read may use: refreshed first, unless the reader is synced and the
+// dataset was not announced to have grown (TraceReader::sync).
+uint64_t extent(const OpenDataset& ds, bool synced) {
+  return synced && !ds.stale ? ds.rows : refreshed_extent(ds);
 }
 
 // Conversion buffers for every read of this thread (hdf5_util.h); reads of more
@@ -98,10 +115,10 @@ Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
 
 // Rows [first, end) of a table; none if it holds no more than `first`.
 template <typename Record>
-Result<std::vector<Record>> read_all(const OpenDataset& ds, const std::string& path,
+Result<std::vector<Record>> read_all(const OpenDataset& ds, bool synced, const std::string& path,
                                      uint64_t first = 0) {
   h5::QuietErrors quiet;
-  const uint64_t end = extent(ds);
+  const uint64_t end = extent(ds, synced);
   std::vector<Record> rows(end > first ? end - first : 0);
   if (Status s = read_rows(ds, first, rows.size(), rows.data(), path); !s.ok()) return s;
   return rows;
@@ -116,9 +133,10 @@ struct TraceReader::Impl {
   OpenDataset ops, pending, samples, events, comms, stats;
   OpenDataset links;     // optional: files written before it existed have none
   OpenDataset progress;  // likewise
-  // Op count seen at the last refresh: windowed reads inside it need no
-  // refresh (a refresh drops HDF5's chunk cache).
-  mutable uint64_t known_ops = 0;
+  // /stats rows say how many rows each table holds (ops_rows and on).
+  bool announces = false;
+  // sync() was called: reads refresh only what it found stale.
+  mutable bool synced = false;
 };
 
 TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -147,6 +165,10 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
   H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
   // Close every object with the file, even after a failed read.
   H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  // Each dataset's cache of decompressed chunks: 256 KiB (HDF5's default, 1 MiB, held
+  // 1.2 MiB per file in a watch that keeps 1024 files open).  Rows are read in whole
+  // ranges, and a refresh empties it: it serves only the chunk two reads share.
+  H5Pset_cache(fapl.get(), 0, 521, kChunkCacheBytes, 0.75);
   impl->file = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get()));
   if (!impl->file.valid()) {
     std::string swmr_error = h5::last_error();
@@ -175,7 +197,48 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
     if (H5Lexists(impl->file.get(), name, H5P_DEFAULT) <= 0) continue;
     if (Status s = open_dataset(impl->file.get(), name, path, *ds); !s.ok()) return s;
   }
+  h5::Handle stats_type(H5Dget_type(impl->stats.dataset.get()));
+  impl->announces = H5Tget_member_index(stats_type.get(), "ops_rows") >= 0;
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+
+void TraceReader::sync() const {
+  Impl& m = *impl_;
+  // Opened just now, or synced before: what it has seen so far is current.
+  if (!m.synced) {
+    m.synced = true;
+    return;
+  }
+  h5::QuietErrors quiet;
+  const uint64_t before = m.stats.rows;
+  const uint64_t after = refreshed_extent(m.stats);
+  if (after <= before && m.announces) return;  // no flush since: nothing announced
+  // The latest written row (rows of a flush in progress may still hold the fill value,
+  // flush_index 0).
+  std::optional<StatsRecord> last;
+  if (m.announces) {
+    const uint64_t first = after - std::min<uint64_t>(after - before, 4);
+    std::vector<StatsRecord> rows(after - first);
+    if (read_rows(m.stats, first, rows.size(), rows.data(), m.path).ok()) {
+      for (auto it = rows.rbegin(); it != rows.rend() && !last; ++it)
+        if (it->flush_index != 0) last = *it;
+    }
+  }
+  // /pending is written over in place: its rows are read afresh after any flush.
+  m.pending.stale = true;
+  if (!last) {
+    // Nothing says which tables grew (an older file, or the row not written yet).
+    for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
+      ds->stale = true;
+    return;
+  }
+  const std::pair<const OpenDataset*, uint64_t> announced[] = {
+      {&m.ops, last->ops_rows},       {&m.samples, last->samples_rows},
+      {&m.events, last->events_rows}, {&m.comms, last->comms_rows},
+      {&m.links, last->links_rows},   {&m.progress, last->progress_rows}};
+  for (const auto& [ds, rows] : announced) {
+    if (rows > ds->rows) ds->stale = true;
+  }
 }
 
 const TraceMeta& TraceReader::meta() const {
@@ -187,14 +250,16 @@ const std::string& TraceReader::path() const {
 
 uint64_t TraceReader::op_count() const {
   h5::QuietErrors quiet;
-  impl_->known_ops = extent(impl_->ops);
-  return impl_->known_ops;
+  return extent(impl_->ops, impl_->synced);
 }
 
 Result<size_t> TraceReader::read_ops(uint64_t first, std::span<OpRecord> out) const {
   h5::QuietErrors quiet;
-  if (first + out.size() > impl_->known_ops) impl_->known_ops = extent(impl_->ops);
-  const uint64_t total = impl_->known_ops;
+  // Reads inside the rows seen at the last refresh need none (a refresh drops the
+  // chunk cache).
+  if (first + out.size() > impl_->ops.rows || (impl_->synced && impl_->ops.stale))
+    extent(impl_->ops, impl_->synced);
+  const uint64_t total = impl_->ops.rows;
   if (first >= total) return size_t{0};
   size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), total - first));
   if (Status s = read_rows(impl_->ops, first, n, out.data(), impl_->path); !s.ok()) return s;
@@ -219,10 +284,10 @@ Status TraceReader::for_each_op_batch(size_t batch,
 }
 
 Result<std::vector<SampleRecord>> TraceReader::samples(uint64_t first) const {
-  return read_all<SampleRecord>(impl_->samples, impl_->path, first);
+  return read_all<SampleRecord>(impl_->samples, impl_->synced, impl_->path, first);
 }
 Result<std::vector<EventRecord>> TraceReader::events() const {
-  auto rows = read_all<EventRecord>(impl_->events, impl_->path);
+  auto rows = read_all<EventRecord>(impl_->events, impl_->synced, impl_->path);
   if (rows.ok()) {
     // Guarantee termination whatever the file holds, and text that is safe to show.
     for (EventRecord& e : rows.value()) {
@@ -234,20 +299,20 @@ Result<std::vector<EventRecord>> TraceReader::events() const {
   return rows;
 }
 Result<std::vector<CommRecord>> TraceReader::comms(uint64_t first) const {
-  return read_all<CommRecord>(impl_->comms, impl_->path, first);
+  return read_all<CommRecord>(impl_->comms, impl_->synced, impl_->path, first);
 }
 
 Result<std::vector<LinkRecord>> TraceReader::links() const {
   if (!impl_->links.dataset.valid()) return std::vector<LinkRecord>{};
-  return read_all<LinkRecord>(impl_->links, impl_->path);
+  return read_all<LinkRecord>(impl_->links, impl_->synced, impl_->path);
 }
 Result<std::vector<StatsRecord>> TraceReader::stats(uint64_t first) const {
-  return read_all<StatsRecord>(impl_->stats, impl_->path, first);
+  return read_all<StatsRecord>(impl_->stats, impl_->synced, impl_->path, first);
 }
 
 Result<std::vector<ProgressRecord>> TraceReader::progress(uint64_t first) const {
   if (!impl_->progress.dataset.valid()) return std::vector<ProgressRecord>{};
-  return read_all<ProgressRecord>(impl_->progress, impl_->path, first);
+  return read_all<ProgressRecord>(impl_->progress, impl_->synced, impl_->path, first);
 }
 
 bool TraceReader::has_progress() const {
@@ -280,18 +345,20 @@ Result<std::vector<OpRecord>> TraceReader::pending_of(const StatsRecord& last,
     // The stats row says where its snapshot is (the writer reuses /pending's rows).
     const uint64_t first = last.pending_start - 1;
     const uint64_t n = last.pending_ops;
-    if (n > extent(impl_->pending) || first > extent(impl_->pending) - n) {
+    const uint64_t rows = extent(impl_->pending, impl_->synced);
+    if (n > rows || first > rows - n) {
       return Status::error(impl_->path + ": flush " + std::to_string(want) + "'s " +
                            std::to_string(n) + " pending ops at row " + std::to_string(first) +
-                           " lie beyond /pending's " + std::to_string(extent(impl_->pending)) +
-                           " rows");
+                           " lie beyond /pending's " + std::to_string(rows) + " rows");
     }
     buf.resize(n);
     if (Status s = read_rows(impl_->pending, first, n, buf.data(), impl_->path); !s.ok()) return s;
     for (const PendingRecord& row : buf) {
       if (row.flush_index > want && superseded_tries > 0) {
         // Written over by a later flush since the caller read `last` (a live
-        // file): the snapshot of the newest complete flush answers instead.
+        // file): the snapshot of the newest complete flush answers instead (a
+        // synced reader's /stats is refreshed for it).
+        impl_->stats.stale = true;
         auto st = stats();
         if (!st.ok()) return st.status();
         auto newest = std::find_if(st.value().rbegin(), st.value().rend(),
@@ -311,7 +378,7 @@ Result<std::vector<OpRecord>> TraceReader::pending_of(const StatsRecord& last,
   // Files without `pending_start` append snapshots in flush order: read
   // backwards in windows until an earlier flush shows up.
   constexpr uint64_t kWindow = 1024;
-  uint64_t end = extent(impl_->pending);
+  uint64_t end = extent(impl_->pending, impl_->synced);
   bool done = false;
   while (end > 0 && !done) {
     const uint64_t first = end > kWindow ? end - kWindow : 0;

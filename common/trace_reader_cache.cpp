@@ -35,6 +35,8 @@ Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::str
   auto it = kept_.find(path);
   if (it != kept_.end()) {
     if (stamp.ok() && same_file(it->second.stamp, stamp.value())) {
+      // Changed since it was last synced: what the writer announced since is read.
+      if (!(it->second.stamp == stamp.value())) it->second.reader->sync();
       it->second.stamp = stamp.value();
       return it->second.reader;
     }
@@ -44,7 +46,10 @@ Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::str
   if (!opened.ok()) return opened.status();
   ++files_opened_;
   std::shared_ptr<const TraceReader> reader(std::move(opened.value()));
-  if (stamp.ok() && kept_.size() < max_open_) kept_[path] = {stamp.value(), reader};
+  if (stamp.ok() && kept_.size() < max_open_) {
+    reader->sync();  // from now on, it reads what sync() finds new
+    kept_[path] = {stamp.value(), reader};
+  }
   return reader;
 }
 

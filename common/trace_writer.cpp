@@ -133,6 +133,8 @@ class AppendBuffer {
   }
 
   void release() { table_.release(); }
+  // Rows once what is buffered is written.
+  uint64_t rows() const { return table_.extent() + buffered(); }
 
  private:
   size_t buffered() const { return buffer_.size() / table_.record_size(); }
@@ -235,8 +237,10 @@ struct TraceWriter::Impl {
   CommProgress comm_progress;
   std::vector<ProgressRecord> progress_rows;
   uint64_t flushes = 0;
-  int64_t clock_monotonic_ns = 0;  // the file's clock reference
-  int descriptor = -1;             // HDF5's descriptor of the file
+  StatsRecord last_stats{};           // the last flush's /stats row
+  bool appended_since_flush = false;  // rows that no /stats row announces yet
+  int64_t clock_monotonic_ns = 0;     // the file's clock reference
+  int descriptor = -1;                // HDF5's descriptor of the file
   bool closed = false;
   // After a failed HDF5 call the file may be inconsistent; every later call
   // returns the first error instead of touching the file again.
@@ -342,6 +346,7 @@ Status closed_error(const std::string& path) {
     if (impl_->closed) return closed_error(impl_->path);                                    \
     if (!impl_->broken.ok()) return impl_->broken;                                          \
     h5::QuietErrors quiet;                                                                  \
+    impl_->appended_since_flush = impl_->appended_since_flush || !records.empty();          \
     return impl_->guard(impl_->member.append(records.data(), records.size(), impl_->path)); \
   }
 
@@ -356,8 +361,37 @@ Status TraceWriter::append(std::span<const OpRecord> ops) {
   if (!impl_->broken.ok()) return impl_->broken;
   h5::QuietErrors quiet;
   impl_->comm_progress.note_rows(ops);
+  impl_->appended_since_flush = impl_->appended_since_flush || !ops.empty();
   return impl_->guard(impl_->ops.append(ops.data(), ops.size(), impl_->path));
 }
+
+namespace {
+
+// Appends `stats`, announcing every table's rows, and makes it visible after the data
+// it announces: a reader that sees flush N's stats row also sees every row written
+// before it.
+Status write_stats_row(TraceWriter::Impl& w, StatsRecord stats) {
+  stats.ops_rows = w.ops.rows();
+  stats.samples_rows = w.samples.rows();
+  stats.events_rows = w.events.rows();
+  stats.comms_rows = w.comms.rows();
+  stats.links_rows = w.links.rows();
+  stats.progress_rows = w.progress.rows();
+  if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
+  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.links, &w.progress}) {
+    if (Status s = w.guard(buf->flush(w.path)); !s.ok()) return s;
+  }
+  if (Status s = w.guard(w.pending.flush(w.path)); !s.ok()) return s;
+  if (Status s = w.guard(w.stats.flush(w.path)); !s.ok()) return s;
+  if (H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL) < 0) {
+    return w.guard(Status::error(h5::failure("flushing file", w.path)));
+  }
+  w.last_stats = stats;
+  w.appended_since_flush = false;
+  return {};
+}
+
+}  // namespace
 
 Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) {
   if (impl_->closed) return closed_error(impl_->path);
@@ -381,17 +415,7 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
   if (Status s = w.guard(w.progress.append(w.progress_rows.data(), w.progress_rows.size(), w.path));
       !s.ok())
     return s;
-  if (Status s = w.guard(w.stats.append(&stats, 1, w.path)); !s.ok()) return s;
-  // Data before the stats row that announces it: a reader that sees flush N's
-  // stats row also sees every op written before it.
-  for (AppendBuffer* buf : {&w.ops, &w.samples, &w.events, &w.comms, &w.links, &w.progress}) {
-    if (Status s = w.guard(buf->flush(w.path)); !s.ok()) return s;
-  }
-  if (Status s = w.guard(w.pending.flush(w.path)); !s.ok()) return s;
-  if (Status s = w.guard(w.stats.flush(w.path)); !s.ok()) return s;
-  if (H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL) < 0) {
-    return w.guard(Status::error(h5::failure("flushing file", w.path)));
-  }
+  if (Status s = write_stats_row(w, stats); !s.ok()) return s;
   w.pending.committed();
   w.flushes = index;
   return {};
@@ -400,6 +424,16 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
 Status TraceWriter::close() {
   if (!impl_ || impl_->closed) return {};
   Status result;
+  if (impl_->broken.ok() && impl_->flushes > 0 && impl_->appended_since_flush) {
+    // Rows appended since the last flush get a /stats row of their own, which repeats
+    // that flush's (its number and /pending snapshot included) with the tables' new
+    // row counts: readers that follow a live file learn of every table's rows from
+    // /stats (TraceReader::sync).
+    h5::QuietErrors quiet;
+    StatsRecord last = impl_->last_stats;
+    last.t_ns = std::max(last.t_ns, monotonic_now_ns() - impl_->clock_monotonic_ns);
+    result = write_stats_row(*impl_, last);
+  }
   if (impl_->broken.ok()) {
     h5::QuietErrors quiet;
     for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,

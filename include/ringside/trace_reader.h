@@ -32,6 +32,16 @@ class TraceReader {
   const TraceMeta& meta() const;
   const std::string& path() const;
 
+  // A reader sees what its file held when it was opened, and each read of a
+  // table first refreshes it to what the writer has made visible since (SWMR).
+  // A reader that is kept open and read again and again (TraceReaderCache) calls
+  // sync() instead, each time the file changed: from its first call on, reads
+  // refresh nothing, and sync() refreshes /stats and, where its last row says how
+  // many rows each table holds (writers since those fields exist), only the tables
+  // that grew; in older files, every table, once, when next read.  Either way a
+  // reader sees every row of the flushes whose /stats row it sees.
+  void sync() const;
+
   uint64_t op_count() const;
   // Reads up to out.size() ops starting at `first`; returns how many were read.
   Result<size_t> read_ops(uint64_t first, std::span<OpRecord> out) const;

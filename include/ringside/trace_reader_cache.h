@@ -1,8 +1,8 @@
 // Trace files kept open between reads, for a caller that reads one directory
 // again and again (`ringside watch`): opening a file (SWMR open, metadata
 // attributes, seven datasets checked against the schema) costs more than
-// reading what a writer appended since the last poll, which an open reader
-// sees after a dataset refresh.
+// reading what a writer appended since the last poll, which a kept reader
+// sees after TraceReader::sync(), called whenever the file changed.
 //
 // A file replaced under the same name (file_stamp.h: another device or inode,
 // creation time, or a smaller size) is opened anew.  Open files cost a descriptor each: at most
@@ -46,7 +46,7 @@ class TraceReaderCache {
 
  private:
   struct Kept {
-    FileStamp stamp;  // when opened
+    FileStamp stamp;  // when last synced (TraceReader::sync)
     std::shared_ptr<const TraceReader> reader;
   };
   size_t max_open_ = 0;

@@ -102,7 +102,13 @@ inline constexpr int64_t at_op_time_resolution(int64_t t) {
     "1 + the /pending row where this flush's snapshot starts; 0: no rows, or not recorded") \
   X(int64_t, probe_cpu_ns, "ns",                                                            \
     "CPU time the probe's own threads used so far (writer, event completion, GPU "          \
-    "sampling; not its work inside NCCL calls), 0: unknown")
+    "sampling; not its work inside NCCL calls), 0: unknown")                                \
+  X(uint64_t, ops_rows, "", "rows of /ops once this flush is visible")                      \
+  X(uint64_t, samples_rows, "", "rows of /samples once this flush is visible")              \
+  X(uint64_t, events_rows, "", "rows of /events once this flush is visible")                \
+  X(uint64_t, comms_rows, "", "rows of /comms once this flush is visible")                  \
+  X(uint64_t, links_rows, "", "rows of /links once this flush is visible")                  \
+  X(uint64_t, progress_rows, "", "rows of /progress once this flush is visible")
 
 // /progress: at each flush, one row per communicator whose progress changed since
 // the previous flush (computed by the writer from the ops and the /pending snapshot
@@ -306,10 +312,15 @@ inline constexpr const char* kLinksDataset = "links";  // optional: producers wi
 inline constexpr const char* kProgressDataset = "progress";  // optional: absent from older files
 // Fields added to a dataset after it was first written ("dataset.field"): a file
 // without one is read with the field 0.
-inline constexpr const char* kLaterFields[] = {"links.source", "stats.host_run_delay_ns"};
+inline constexpr const char* kLaterFields[] = {
+    "links.source",     "stats.host_run_delay_ns", "stats.pending_start", "stats.probe_cpu_ns",
+    "stats.ops_rows",   "stats.samples_rows",      "stats.events_rows",   "stats.comms_rows",
+    "stats.links_rows", "stats.progress_rows"};
 
 const char* op_kind_name(OpKind kind);  // "all_reduce", ... ; "unknown" otherwise
 const char* event_kind_name(EventKind kind);
-bool is_p2p(OpKind kind);
+inline bool is_p2p(OpKind kind) {
+  return kind == OpKind::kSend || kind == OpKind::kRecv;
+}
 
 }  // namespace ringside::trace

@@ -1,0 +1,159 @@
+// A reader kept open on a live file (TraceReader::sync): between two syncs it reads
+// one view of the file; a sync brings in every table a new /stats row announces, and
+// rows a writer appended after its last flush are announced when it closes the file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ringside/trace_reader.h"
+#include "ringside/trace_writer.h"
+#include "trace_test_util.h"
+
+namespace ringside::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::make_temp_dir;
+
+struct LiveFile {
+  std::string dir, path;
+  std::unique_ptr<TraceWriter> writer;
+  uint64_t next_seq = 0;
+
+  explicit LiveFile(const std::string& tag) : dir(make_temp_dir(tag)) {
+    path = dir + "/" + trace_file_name("sync", 0);
+    auto w = TraceWriter::create(path, testing::sample_meta("sync", 0, 2));
+    EXPECT_TRUE(w.ok()) << w.message();
+    if (w.ok()) writer = std::move(w.value());
+  }
+  ~LiveFile() {
+    writer.reset();
+    fs::remove_all(dir);
+  }
+  // `ops` ops, and one row of each small table.
+  void append(uint64_t ops) {
+    std::vector<OpRecord> rows;
+    for (uint64_t i = 0; i < ops; ++i) rows.push_back(testing::make_op(next_seq++));
+    ASSERT_TRUE(writer->append(std::span<const OpRecord>(rows)).ok());
+    const SampleRecord s = testing::make_sample(next_seq);
+    const EventRecord e = testing::make_event(next_seq);
+    const CommRecord c = testing::make_comm(next_seq);
+    ASSERT_TRUE(writer->append(std::span(&s, 1)).ok());
+    ASSERT_TRUE(writer->append(std::span(&e, 1)).ok());
+    ASSERT_TRUE(writer->append(std::span(&c, 1)).ok());
+  }
+  void flush() {
+    StatsRecord st{};
+    st.ops_recorded = next_seq;
+    ASSERT_TRUE(writer->flush({}, st).ok());
+  }
+};
+
+struct Seen {
+  uint64_t ops = 0;
+  size_t samples = 0, events = 0, comms = 0, stats = 0;
+  bool operator==(const Seen&) const = default;
+};
+
+Seen seen(const TraceReader& r) {
+  Seen s;
+  s.ops = r.op_count();
+  s.samples = r.samples().value().size();
+  s.events = r.events().value().size();
+  s.comms = r.comms().value().size();
+  s.stats = r.stats().value().size();
+  return s;
+}
+
+TEST(TraceSync, ASyncedReaderReadsOneViewUntilItSyncsAgain) {
+  LiveFile f("sync-view");
+  ASSERT_TRUE(f.writer);
+  f.append(30);
+  f.flush();
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  r.value()->sync();
+  const Seen first = seen(*r.value());
+  EXPECT_EQ(first, (Seen{30, 1, 1, 1, 1}));
+
+  f.append(25);
+  f.flush();
+  EXPECT_EQ(seen(*r.value()), first) << "nothing is refreshed between two syncs";
+  r.value()->sync();
+  EXPECT_EQ(seen(*r.value()), (Seen{55, 2, 2, 2, 2})) << "every table the flush announced";
+  std::vector<OpRecord> rows(25);
+  auto got = r.value()->read_ops(30, rows);
+  ASSERT_TRUE(got.ok()) << got.message();
+  ASSERT_EQ(got.value(), 25u);
+  for (uint64_t i = 0; i < 25; ++i) EXPECT_EQ(rows[i].seq, 30 + i);
+
+  r.value()->sync();  // no flush since
+  EXPECT_EQ(seen(*r.value()), (Seen{55, 2, 2, 2, 2}));
+}
+
+TEST(TraceSync, AFlushThatAddsOnlyOpsAnnouncesTheOtherTablesUnchanged) {
+  LiveFile f("sync-ops-only");
+  ASSERT_TRUE(f.writer);
+  f.append(10);
+  f.flush();
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  r.value()->sync();
+  std::vector<OpRecord> more;
+  for (uint64_t i = 0; i < 40; ++i) more.push_back(testing::make_op(f.next_seq++));
+  ASSERT_TRUE(f.writer->append(std::span<const OpRecord>(more)).ok());
+  f.flush();
+  r.value()->sync();
+  EXPECT_EQ(seen(*r.value()), (Seen{50, 1, 1, 1, 2}));
+  const StatsRecord last = r.value()->stats().value().back();
+  EXPECT_EQ(last.ops_rows, 50u);
+  EXPECT_EQ(last.samples_rows, 1u);
+  EXPECT_EQ(last.events_rows, 1u);
+  EXPECT_EQ(last.comms_rows, 1u);
+  EXPECT_EQ(last.links_rows, 0u);
+  EXPECT_GE(last.progress_rows, 1u);
+}
+
+TEST(TraceSync, RowsAppendedAfterTheLastFlushAreAnnouncedWhenTheFileCloses) {
+  LiveFile f("sync-close");
+  ASSERT_TRUE(f.writer);
+  f.append(20);
+  OpRecord stuck = testing::make_op(f.next_seq);
+  stuck.status = static_cast<uint8_t>(OpStatus::kDevicePending);
+  StatsRecord st{};
+  st.ops_recorded = 21;
+  ASSERT_TRUE(f.writer->flush(std::span(&stuck, 1), st).ok());
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  r.value()->sync();
+  // As nccl_bench ends a trace after a failure: an event and ops, then close.
+  f.append(5);
+  ASSERT_TRUE(f.writer->close().ok());
+  r.value()->sync();
+  EXPECT_EQ(seen(*r.value()), (Seen{25, 2, 2, 2, 2}));
+  const auto stats = r.value()->stats().value();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[1].flush_index, stats[0].flush_index) << "the closing row repeats the flush";
+  EXPECT_EQ(stats[1].pending_ops, 1u);
+  EXPECT_EQ(stats[1].ops_rows, 25u);
+  auto pending = r.value()->last_pending();
+  ASSERT_TRUE(pending.ok()) << pending.message();
+  ASSERT_EQ(pending.value().size(), 1u);
+  EXPECT_EQ(pending.value()[0].seq, 20u);
+}
+
+TEST(TraceSync, AFileClosedRightAfterItsFlushGetsNoExtraRow) {
+  LiveFile f("sync-clean-close");
+  ASSERT_TRUE(f.writer);
+  f.append(5);
+  f.flush();
+  ASSERT_TRUE(f.writer->close().ok());
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value()->stats().value().size(), 1u);
+}
+
+}  // namespace
+}  // namespace ringside::trace
