@@ -208,7 +208,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
         },
         [] {});
   }
-  auto measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
+  auto measured =
+      std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin, options.views);
   run_pass(
       set, group, share, row_cache, options, progress, "measuring lateness", 1,
       [&](const RankInfo& ri, Rows rows, size_t) {
@@ -217,7 +218,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
       [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
       [&](ByteReader& r, size_t, size_t, bool fresh) {
         if (fresh)
-          measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin);
+          measured = std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin,
+                                                     options.views);
         measured->merge_partial(r);
       },
       [] {});

@@ -54,8 +54,4 @@ const char* event_kind_name(EventKind kind) {
   return "unknown";
 }
 
-bool is_p2p(OpKind kind) {
-  return kind == OpKind::kSend || kind == OpKind::kRecv;
-}
-
 }  // namespace ringside::trace

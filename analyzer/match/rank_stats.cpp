@@ -47,8 +47,8 @@ Lateness& RankLateness::comm(int c) {
   return per_comm.back().second;
 }
 
-RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin)
-    : table_(table), late_margin_(late_margin) {
+RankStatsPass::RankStatsPass(const GroupTable& table, double late_margin, bool sample_arrivals)
+    : table_(table), late_margin_(late_margin), sample_arrivals_(sample_arrivals) {
   ranks_.resize(table.set().ranks.size());
   for (const auto& [c, seq] : table.mismatches()) {
     if (mismatch_details_.size() >= kMaxMismatchDetails) break;
@@ -91,8 +91,11 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     const GroupAgg* g = table_.group(ci, op.seq);
     const CommGroups& cg = table_.comms()[static_cast<size_t>(ci)];
     if (g == nullptr || comm.present < 2 || !g->complete(comm.present) || g->mismatch) return;
-    bounded_push(rl.arrival_late_ms, static_cast<float>((t.arrival - g->min_arrival) / 1e6),
-                 rl.arrivals_seen++);
+    if (sample_arrivals_) {
+      bounded_push(rl.arrival_late_ms, static_cast<float>((t.arrival - g->min_arrival) / 1e6),
+                   rl.arrivals_seen);
+    }
+    ++rl.arrivals_seen;
     if (!before || g->gaps < comm.present) return;
     // Own compute before the op against the other members' mean, per reading
     // (match/own_compute.h).  The op counts against the rank only when it is late

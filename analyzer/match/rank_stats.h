@@ -111,7 +111,9 @@ struct MismatchDetail {
 
 class RankStatsPass {
  public:
-  explicit RankStatsPass(const GroupTable& table, double late_margin = kDefaultLateMargin);
+  // `sample_arrivals`: keep RankLateness::arrival_late_ms (the HTML report's distributions).
+  explicit RankStatsPass(const GroupTable& table, double late_margin = kDefaultLateMargin,
+                         bool sample_arrivals = true);
   // `held`: the rank's own compute kept by an earlier pass, if any (GroupTable::own_compute).
   Status add_rank(const RankInfo& rank, std::span<const trace::OpRecord> rows,
                   HeldOwnCompute* held = nullptr);
@@ -177,6 +179,7 @@ class RankStatsPass {
  private:
   const GroupTable& table_;
   double late_margin_;
+  bool sample_arrivals_;
   std::vector<RankLateness> ranks_;
   std::vector<MismatchDetail> mismatch_details_;
   uint64_t records_ = 0;
