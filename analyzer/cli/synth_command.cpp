@@ -85,6 +85,13 @@ void add_synth_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--job-id", s.job_id, "job id")->capture_default_str();
   cmd->add_flag("--live", s.live,
                 "files end as a running job's do (no end-of-tracing record), for `ringside watch`");
+  cmd->add_option("--grow-steps", s.grow_steps,
+                  "write the last N steps one at a time, flushing every file after each "
+                  "(a running job's traces growing, for `ringside watch`)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--grow-every", s.grow_every_s, "seconds between two of those steps")
+      ->capture_default_str();
   cmd->add_flag("--links", s.links,
                 "also write /links rows, as the probe's NCCL profiler plugin does (each rank's "
                 "transfers to ring neighbours and send/recv peers on other nodes)");
@@ -127,10 +134,16 @@ void add_synth_command(CLI::App& app, int& exit_code) {
       if (!parsed.ok()) throw InputError(parsed.message());
       spec.faults.push_back(parsed.value());
     }
-    auto result = synth::write_synth_traces(spec, [](int done, int total) {
-      if (isatty(2))
-        std::cerr << "\rsynth: " << done << "/" << total << " ranks written" << std::flush;
-    });
+    auto result = synth::write_synth_traces(
+        spec,
+        [](int done, int total) {
+          if (isatty(2))
+            std::cerr << "\rsynth: " << done << "/" << total << " ranks written" << std::flush;
+        },
+        [](int step, int steps) {
+          std::cout << "synth: " << step << " of " << steps << " steps written to every file"
+                    << std::endl;
+        });
     if (isatty(2)) std::cerr << "\r\033[K";
     if (!result.ok()) throw InputError(result.message());
     std::cout << "synth: wrote " << result->files << " trace files (" << result->ops << " ops, "

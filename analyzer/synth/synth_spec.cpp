@@ -154,6 +154,12 @@ Status validate(const SynthSpec& s) {
                ") must divide --ranks " + std::to_string(s.ranks));
   }
   if (s.steps < 1) return err("--steps must be >= 1");
+  if (s.grow_steps < 0 || s.grow_steps >= s.steps) {
+    return err("--grow-steps " + std::to_string(s.grow_steps) + " must be below --steps " +
+               std::to_string(s.steps) + " (the steps before them are written at once)");
+  }
+  if (s.grow_every_s <= 0 || s.grow_every_s > 3600)
+    return err("--grow-every must be in (0, 3600] seconds");
   if (s.compute_ms <= 0) return err("--compute-ms must be > 0");
   if (s.jitter < 0 || s.jitter > 0.5) return err("--jitter must be in [0, 0.5]");
   if (s.hiccups < 0 || s.hiccups > 0.5) return err("--hiccups must be in [0, 0.5]");

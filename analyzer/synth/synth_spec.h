@@ -89,6 +89,11 @@ struct SynthSpec {
   // Files end as those of a job still running do: no end-of-tracing record
   // (`ringside watch` then follows them until --until).
   bool live = false;
+  // The last grow_steps steps are written one at a time, grow_every_s seconds apart,
+  // each followed by a flush of every rank's file: the traces of a job that runs while
+  // `ringside watch` follows it (every file open at once, whatever writer_batch).
+  int grow_steps = 0;
+  double grow_every_s = 1;
   // Also writes /links rows as the probe's NCCL profiler plugin does: each rank's
   // network transfers (ring neighbours and send/recv peers on other nodes), per
   // channel and flush window.

@@ -1,11 +1,13 @@
 #include "synth/synth_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "ringside/trace_writer.h"
@@ -52,9 +54,40 @@ class BatchSink : public OpSink {
     if (rank < lo_ || rank >= hi_) return;
     size_t i = static_cast<size_t>(rank - lo_);
     if (!writers_[i]) return;
+    if (holding_) {
+      held_[i].push_back(to_local(rank, op, model_));
+      return;
+    }
     staged_[i].push_back(to_local(rank, op, model_));
     ++counts_[i];
     if (staged_[i].size() >= kStage) drain(i);
+  }
+
+  // Keeps every op back until release() (a job whose traces grow while watched).
+  void hold() {
+    holding_ = true;
+    held_.resize(staged_.size());
+    released_.assign(staged_.size(), 0);
+  }
+  // Appends the held ops of `rank` that ended before job time `until`, in order of
+  // their end (as the probe records them: once complete).
+  Status release(int rank, int64_t until) {
+    const size_t i = static_cast<size_t>(rank - lo_);
+    std::vector<OpRecord>& h = held_[i];
+    size_t& next = released_[i];
+    auto end_of = [](const OpRecord& op) {
+      return op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
+    };
+    if (next == 0) {
+      std::stable_sort(h.begin(), h.end(),
+                       [&](const OpRecord& a, const OpRecord& b) { return end_of(a) < end_of(b); });
+    }
+    const int64_t local_until = until - model_.process_start_ns(rank);
+    const size_t from = next;
+    while (next < h.size() && (until == INT64_MAX || end_of(h[next]) < local_until)) ++next;
+    if (next == from) return {};
+    counts_[i] += next - from;
+    return writers_[i]->append(std::span<const OpRecord>(h.data() + from, next - from));
   }
 
   Status status() const { return status_; }
@@ -88,6 +121,9 @@ class BatchSink : public OpSink {
   std::vector<std::unique_ptr<trace::TraceWriter>>& writers_;
   std::vector<std::vector<OpRecord>> staged_;
   std::vector<uint64_t> counts_;
+  bool holding_ = false;
+  std::vector<std::vector<OpRecord>> held_;
+  std::vector<size_t> released_;
   std::optional<LinkRows> links_;
   Status status_;
 };
@@ -198,13 +234,25 @@ trace::EventRecord event(trace::EventKind kind, int64_t t, int64_t value, int de
   return e;
 }
 
+// The rank's GPU samples taken in [from, until) (job time).
+std::vector<trace::SampleRecord> samples_between(const SynthSpec& spec, const SynthModel& m,
+                                                 int rank, int64_t from, int64_t until) {
+  const int64_t start = m.process_start_ns(rank);
+  std::vector<trace::SampleRecord> out;
+  for (const trace::SampleRecord& s : samples(spec, m, rank)) {
+    if (s.t_ns + start >= from && s.t_ns + start < until) out.push_back(s);
+  }
+  return out;
+}
+
+// Samples from job time `samples_from` on (those before were written while growing).
 Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::TraceWriter& w,
-                   uint64_t ops, BatchSink& sink) {
+                   uint64_t ops, BatchSink& sink, int64_t samples_from) {
   const int64_t start = m.process_start_ns(rank);
   const RankEnd& end = m.ends()[static_cast<size_t>(rank)];
   auto links = sink.take_links(rank, end.last_flush_ns);
   if (Status s = w.append(std::span<const trace::LinkRecord>(links)); !s.ok()) return s;
-  auto smp = samples(spec, m, rank);
+  auto smp = samples_between(spec, m, rank, samples_from, INT64_MAX);
   if (Status s = w.append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
   std::vector<trace::EventRecord> events;
   for (const Fault& f : spec.faults) {
@@ -247,8 +295,50 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
 
 }  // namespace
 
+// The last spec.grow_steps steps of the ranks in [lo, hi), written one at a time: each
+// round appends every rank's ops that ended and samples taken before the next step
+// began, then flushes (a /stats row, as the probe's periodic flush); the rest is left
+// to finish_rank.  Returns the job time up to which samples were written.
+Result<int64_t> grow(const SynthSpec& spec, const SynthModel& model, int lo, int hi,
+                     std::vector<std::unique_ptr<trace::TraceWriter>>& writers, BatchSink& sink,
+                     const std::function<void(int, int)>& grown) {
+  const auto& starts = model.step_starts();
+  const int first_step = spec.steps - spec.grow_steps;
+  const auto began = std::chrono::steady_clock::now();
+  int64_t written_to = INT64_MIN;
+  for (int k = 0; k < spec.grow_steps; ++k) {
+    if (k > 0) {
+      std::this_thread::sleep_until(began + std::chrono::duration<double>(k * spec.grow_every_s));
+    }
+    const size_t step = static_cast<size_t>(first_step + k);
+    const int64_t until = step < starts.size() ? starts[step] : model.job_end_ns();
+    for (int r = lo; r < hi; ++r) {
+      auto& w = writers[static_cast<size_t>(r - lo)];
+      if (!w) continue;
+      if (Status s = sink.release(r, until); !s.ok()) return s;
+      auto smp = samples_between(spec, model, r, written_to, until);
+      if (Status s = w->append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
+      trace::StatsRecord stats{};
+      stats.t_ns = std::max<int64_t>(1, until - model.process_start_ns(r));
+      stats.ops_recorded = sink.count(r);
+      if (Status s = w->flush({}, stats); !s.ok()) return s;
+    }
+    written_to = until;
+    if (grown) grown(first_step + k, spec.steps);
+  }
+  std::this_thread::sleep_until(began +
+                                std::chrono::duration<double>(spec.grow_steps * spec.grow_every_s));
+  for (int r = lo; r < hi; ++r) {
+    if (writers[static_cast<size_t>(r - lo)]) {
+      if (Status s = sink.release(r, INT64_MAX); !s.ok()) return s;
+    }
+  }
+  return written_to;
+}
+
 Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
-                                        const std::function<void(int, int)>& progress) {
+                                        const std::function<void(int, int)>& progress,
+                                        const std::function<void(int, int)>& grown) {
   if (Status s = validate(spec); !s.ok()) return s;
   std::error_code ec;
   std::filesystem::create_directories(spec.out_dir, ec);
@@ -271,7 +361,8 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
   SynthSummary summary;
   trace::WriterOptions options;
   options.chunk_records = spec.chunk_records;
-  const int batch = std::max(1, spec.writer_batch);
+  // Growing files are written in rounds over every rank: all are open at once.
+  const int batch = spec.grow_steps > 0 ? spec.ranks : std::max(1, spec.writer_batch);
   for (int lo = 0; lo < spec.ranks; lo += batch) {
     const int hi = std::min(spec.ranks, lo + batch);
     std::vector<std::unique_ptr<trace::TraceWriter>> writers(static_cast<size_t>(hi - lo));
@@ -287,13 +378,21 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
       writers[static_cast<size_t>(r - lo)] = std::move(w.value());
     }
     BatchSink sink(lo, hi, model, writers);
+    if (spec.grow_steps > 0) sink.hold();
     model.run(sink);
     sink.drain_all();
     if (!sink.status().ok()) return sink.status();
+    int64_t samples_from = INT64_MIN;
+    if (spec.grow_steps > 0) {
+      auto grown_to = grow(spec, model, lo, hi, writers, sink, grown);
+      if (!grown_to.ok()) return grown_to.status();
+      samples_from = grown_to.value();
+    }
     for (int r = lo; r < hi; ++r) {
       auto& w = writers[static_cast<size_t>(r - lo)];
       if (!w) continue;
-      if (Status s = finish_rank(spec, model, r, *w, sink.count(r), sink); !s.ok()) return s;
+      if (Status s = finish_rank(spec, model, r, *w, sink.count(r), sink, samples_from); !s.ok())
+        return s;
       summary.ops += sink.count(r);
       ++summary.files;
       w.reset();

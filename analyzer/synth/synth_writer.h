@@ -17,8 +17,11 @@ struct SynthSummary {
   double job_seconds = 0;
 };
 
-// progress(done_ranks, total_ranks) is called after each batch of ranks.
+// progress(done_ranks, total_ranks) is called after each batch of ranks; with
+// spec.grow_steps, grown(steps_written, steps) after each round of steps written to every
+// file.
 Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
-                                        const std::function<void(int, int)>& progress = {});
+                                        const std::function<void(int, int)>& progress = {},
+                                        const std::function<void(int, int)>& grown = {});
 
 }  // namespace ringside::analysis::synth

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ringside/trace_reader.h"
+#include "ringside/trace_reader_cache.h"
 #include "ringside/trace_writer.h"
 #include "synth/synth_model.h"
 #include "synth/synth_writer.h"
@@ -58,6 +59,14 @@ TEST(SynthSpec, ValidatesShapeAndFaults) {
   EXPECT_NE(synth::validate(s).message().find("rank 8"), std::string::npos);
   s.faults = {*synth::parse_fault("slow_nic:node=node9,factor=2")};
   EXPECT_NE(synth::validate(s).message().find("node9"), std::string::npos);
+  s.faults.clear();
+  s.grow_steps = s.steps;
+  EXPECT_NE(synth::validate(s).message().find("--grow-steps"), std::string::npos);
+  s.grow_steps = 1;
+  s.grow_every_s = 0;
+  EXPECT_NE(synth::validate(s).message().find("--grow-every"), std::string::npos);
+  s.grow_every_s = 1;
+  EXPECT_TRUE(synth::validate(s).ok());
   s.faults = {*synth::parse_fault("stop:rank=1,op=2"), *synth::parse_fault("crash:rank=2,op=2")};
   EXPECT_FALSE(synth::validate(s).ok());
   s.faults = {*synth::parse_fault("slow_node:node=node3,factor=2")};
@@ -158,6 +167,52 @@ TEST(SynthWriter, WritesOneReadableTracePerRank) {
   EXPECT_FALSE(r.value()->samples()->empty());
   // A second run into the same directory is refused instead of mixing files.
   EXPECT_FALSE(synth::write_synth_traces(spec).ok());
+}
+
+// --grow-steps: the last steps reach the files one round at a time, each ending in a
+// flush that a reader kept open sees (as `ringside watch` follows a job); the files end
+// as those written at once.
+TEST(SynthWriter, GrowingFilesEndAsThoseWrittenAtOnce) {
+  TempDir grown_dir("synth-grown"), whole_dir("synth-whole");
+  auto spec = small_spec(grown_dir.path());
+  spec.live = true;
+  spec.grow_steps = 4;
+  spec.grow_every_s = 0.01;
+  trace::TraceReaderCache cache(4);
+  const std::string rank0 = grown_dir.path() + "/" + trace::trace_file_name(spec.job_id, 0);
+  std::vector<int> rounds;
+  std::vector<uint64_t> ops_seen, flushes_seen;
+  auto w = synth::write_synth_traces(spec, {}, [&](int written, int steps) {
+    rounds.push_back(written);
+    EXPECT_EQ(steps, spec.steps);
+    auto r = cache.open(rank0);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ops_seen.push_back(r.value()->op_count());
+    flushes_seen.push_back(r.value()->stats().value().size());
+  });
+  ASSERT_TRUE(w.ok()) << w.message();
+  EXPECT_EQ(rounds,
+            (std::vector<int>{spec.steps - 4, spec.steps - 3, spec.steps - 2, spec.steps - 1}));
+  EXPECT_EQ(cache.files_opened(), 1u) << "one reader, kept open";
+  ASSERT_EQ(ops_seen.size(), 4u);
+  for (size_t k = 1; k < ops_seen.size(); ++k) {
+    EXPECT_GT(ops_seen[k], ops_seen[k - 1]) << "round " << k;
+    EXPECT_EQ(flushes_seen[k], flushes_seen[k - 1] + 1) << "round " << k;
+  }
+  spec.out_dir = whole_dir.path();
+  spec.grow_steps = 0;
+  auto whole = synth::write_synth_traces(spec);
+  ASSERT_TRUE(whole.ok()) << whole.message();
+  EXPECT_EQ(w->ops, whole->ops);
+  auto a = trace::TraceReader::open(rank0);
+  auto b =
+      trace::TraceReader::open(whole_dir.path() + "/" + trace::trace_file_name(spec.job_id, 0));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(ops_seen.back(), 0u);
+  EXPECT_LT(ops_seen.back(), a.value()->op_count()) << "the last step came at the end";
+  EXPECT_EQ(a.value()->op_count(), b.value()->op_count());
+  EXPECT_EQ(a.value()->samples()->size(), b.value()->samples()->size());
+  EXPECT_EQ(a.value()->stats()->size(), b.value()->stats()->size() + 4);
 }
 
 // --links: each rank's rows are its transfers to ring neighbours on other nodes; a
