@@ -34,9 +34,7 @@ struct LiveFile {
   }
   // `ops` ops, and one row of each small table.
   void append(uint64_t ops) {
-    std::vector<OpRecord> rows;
-    for (uint64_t i = 0; i < ops; ++i) rows.push_back(testing::make_op(next_seq++));
-    ASSERT_TRUE(writer->append(std::span<const OpRecord>(rows)).ok());
+    append_ops(ops);
     const SampleRecord s = testing::make_sample(next_seq);
     const EventRecord e = testing::make_event(next_seq);
     const CommRecord c = testing::make_comm(next_seq);
@@ -44,10 +42,23 @@ struct LiveFile {
     ASSERT_TRUE(writer->append(std::span(&e, 1)).ok());
     ASSERT_TRUE(writer->append(std::span(&c, 1)).ok());
   }
+  void append_ops(uint64_t n) {
+    std::vector<OpRecord> rows;
+    for (uint64_t i = 0; i < n; ++i) rows.push_back(testing::make_op(next_seq++));
+    ASSERT_TRUE(writer->append(std::span<const OpRecord>(rows)).ok());
+  }
   void flush() {
     StatsRecord st{};
     st.ops_recorded = next_seq;
     ASSERT_TRUE(writer->flush({}, st).ok());
+  }
+  // A reader of the file as it stands, synced (as the reader cache keeps one).
+  std::unique_ptr<TraceReader> synced_reader() const {
+    auto r = TraceReader::open(path);
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (!r.ok()) return nullptr;
+    r.value()->sync();
+    return std::move(r.value());
   }
 };
 
@@ -72,25 +83,24 @@ TEST(TraceSync, ASyncedReaderReadsOneViewUntilItSyncsAgain) {
   ASSERT_TRUE(f.writer);
   f.append(30);
   f.flush();
-  auto r = TraceReader::open(f.path);
-  ASSERT_TRUE(r.ok()) << r.message();
-  r.value()->sync();
-  const Seen first = seen(*r.value());
+  auto r = f.synced_reader();
+  ASSERT_TRUE(r);
+  const Seen first = seen(*r);
   EXPECT_EQ(first, (Seen{30, 1, 1, 1, 1}));
 
   f.append(25);
   f.flush();
-  EXPECT_EQ(seen(*r.value()), first) << "nothing is refreshed between two syncs";
-  r.value()->sync();
-  EXPECT_EQ(seen(*r.value()), (Seen{55, 2, 2, 2, 2})) << "every table the flush announced";
+  EXPECT_EQ(seen(*r), first) << "nothing is refreshed between two syncs";
+  r->sync();
+  EXPECT_EQ(seen(*r), (Seen{55, 2, 2, 2, 2})) << "every table the flush announced";
   std::vector<OpRecord> rows(25);
-  auto got = r.value()->read_ops(30, rows);
+  auto got = r->read_ops(30, rows);
   ASSERT_TRUE(got.ok()) << got.message();
   ASSERT_EQ(got.value(), 25u);
   for (uint64_t i = 0; i < 25; ++i) EXPECT_EQ(rows[i].seq, 30 + i);
 
-  r.value()->sync();  // no flush since
-  EXPECT_EQ(seen(*r.value()), (Seen{55, 2, 2, 2, 2}));
+  r->sync();  // no flush since
+  EXPECT_EQ(seen(*r), (Seen{55, 2, 2, 2, 2}));
 }
 
 TEST(TraceSync, AFlushThatAddsOnlyOpsAnnouncesTheOtherTablesUnchanged) {
@@ -98,16 +108,13 @@ TEST(TraceSync, AFlushThatAddsOnlyOpsAnnouncesTheOtherTablesUnchanged) {
   ASSERT_TRUE(f.writer);
   f.append(10);
   f.flush();
-  auto r = TraceReader::open(f.path);
-  ASSERT_TRUE(r.ok()) << r.message();
-  r.value()->sync();
-  std::vector<OpRecord> more;
-  for (uint64_t i = 0; i < 40; ++i) more.push_back(testing::make_op(f.next_seq++));
-  ASSERT_TRUE(f.writer->append(std::span<const OpRecord>(more)).ok());
+  auto r = f.synced_reader();
+  ASSERT_TRUE(r);
+  f.append_ops(40);
   f.flush();
-  r.value()->sync();
-  EXPECT_EQ(seen(*r.value()), (Seen{50, 1, 1, 1, 2}));
-  const StatsRecord last = r.value()->stats().value().back();
+  r->sync();
+  EXPECT_EQ(seen(*r), (Seen{50, 1, 1, 1, 2}));
+  const StatsRecord last = r->stats().value().back();
   EXPECT_EQ(last.ops_rows, 50u);
   EXPECT_EQ(last.samples_rows, 1u);
   EXPECT_EQ(last.events_rows, 1u);
@@ -125,20 +132,19 @@ TEST(TraceSync, RowsAppendedAfterTheLastFlushAreAnnouncedWhenTheFileCloses) {
   StatsRecord st{};
   st.ops_recorded = 21;
   ASSERT_TRUE(f.writer->flush(std::span(&stuck, 1), st).ok());
-  auto r = TraceReader::open(f.path);
-  ASSERT_TRUE(r.ok()) << r.message();
-  r.value()->sync();
+  auto r = f.synced_reader();
+  ASSERT_TRUE(r);
   // As nccl_bench ends a trace after a failure: an event and ops, then close.
   f.append(5);
   ASSERT_TRUE(f.writer->close().ok());
-  r.value()->sync();
-  EXPECT_EQ(seen(*r.value()), (Seen{25, 2, 2, 2, 2}));
-  const auto stats = r.value()->stats().value();
+  r->sync();
+  EXPECT_EQ(seen(*r), (Seen{25, 2, 2, 2, 2}));
+  const auto stats = r->stats().value();
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[1].flush_index, stats[0].flush_index) << "the closing row repeats the flush";
   EXPECT_EQ(stats[1].pending_ops, 1u);
   EXPECT_EQ(stats[1].ops_rows, 25u);
-  auto pending = r.value()->last_pending();
+  auto pending = r->last_pending();
   ASSERT_TRUE(pending.ok()) << pending.message();
   ASSERT_EQ(pending.value().size(), 1u);
   EXPECT_EQ(pending.value()[0].seq, 20u);
