@@ -424,15 +424,19 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
 Status TraceWriter::close() {
   if (!impl_ || impl_->closed) return {};
   Status result;
-  if (impl_->broken.ok() && impl_->flushes > 0 && impl_->appended_since_flush) {
+  if (impl_->broken.ok() && impl_->appended_since_flush) {
     // Rows appended since the last flush get a /stats row of their own, which repeats
     // that flush's (its number and /pending snapshot included) with the tables' new
     // row counts: readers that follow a live file learn of every table's rows from
-    // /stats (TraceReader::sync).
+    // /stats (TraceReader::sync).  A file never flushed gets its first flush.
     h5::QuietErrors quiet;
-    StatsRecord last = impl_->last_stats;
-    last.t_ns = std::max(last.t_ns, monotonic_now_ns() - impl_->clock_monotonic_ns);
-    result = write_stats_row(*impl_, last);
+    if (impl_->flushes == 0) {
+      result = flush({}, StatsRecord{});
+    } else {
+      StatsRecord last = impl_->last_stats;
+      last.t_ns = std::max(last.t_ns, monotonic_now_ns() - impl_->clock_monotonic_ns);
+      result = write_stats_row(*impl_, last);
+    }
   }
   if (impl_->broken.ok()) {
     h5::QuietErrors quiet;

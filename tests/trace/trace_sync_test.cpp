@@ -150,6 +150,19 @@ TEST(TraceSync, RowsAppendedAfterTheLastFlushAreAnnouncedWhenTheFileCloses) {
   EXPECT_EQ(pending.value()[0].seq, 20u);
 }
 
+TEST(TraceSync, AFileNeverFlushedGetsItsFirstFlushWhenItCloses) {
+  LiveFile f("sync-no-flush");
+  ASSERT_TRUE(f.writer);
+  auto r = f.synced_reader();
+  ASSERT_TRUE(r);
+  f.append(7);
+  ASSERT_TRUE(f.writer->close().ok());
+  r->sync();
+  EXPECT_EQ(seen(*r), (Seen{7, 1, 1, 1, 1}));
+  EXPECT_EQ(r->stats().value()[0].flush_index, 1u);
+  EXPECT_EQ(r->stats().value()[0].pending_ops, 0u);
+}
+
 TEST(TraceSync, AFileClosedRightAfterItsFlushGetsNoExtraRow) {
   LiveFile f("sync-clean-close");
   ASSERT_TRUE(f.writer);
