@@ -302,9 +302,9 @@ Result<std::vector<CommRecord>> TraceReader::comms(uint64_t first) const {
   return read_all<CommRecord>(impl_->comms, impl_->synced, impl_->path, first);
 }
 
-Result<std::vector<LinkRecord>> TraceReader::links() const {
+Result<std::vector<LinkRecord>> TraceReader::links(uint64_t first) const {
   if (!impl_->links.dataset.valid()) return std::vector<LinkRecord>{};
-  return read_all<LinkRecord>(impl_->links, impl_->synced, impl_->path);
+  return read_all<LinkRecord>(impl_->links, impl_->synced, impl_->path, first);
 }
 Result<std::vector<StatsRecord>> TraceReader::stats(uint64_t first) const {
   return read_all<StatsRecord>(impl_->stats, impl_->synced, impl_->path, first);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "load/link_windows.h"
 #include "load/rank_tables.h"
 #include "load/trace_set.h"
 #include "ringside/trace_validate.h"
@@ -192,7 +193,16 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
     f.gpu.series = std::move(whole.series);
     f.progress = tables->progress;
   }
-  if (Status s = read_links(reader, world_size, f.links); !s.ok()) fail(s);
+  if (options.tables_cache != nullptr) {
+    auto held = options.tables_cache->update_links(reader, world_size);
+    if (held.ok()) {
+      f.links = *held.value();
+    } else {
+      fail(held.status());
+    }
+  } else if (Status s = read_links(reader, world_size, f.links); !s.ok()) {
+    fail(s);
+  }
   std::unordered_map<uint64_t, int32_t> me_in;
   for (const auto& rec : f.comms) me_in[rec.comm_id] = rec.rank;
   if (window && options.row_cache != nullptr) {

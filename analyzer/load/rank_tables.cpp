@@ -141,4 +141,31 @@ Result<const std::vector<trace::CommRecord>*> RankTablesCache::update_comms(
   return &f.comms;
 }
 
+Result<const std::vector<trace::LinkRecord>*> RankTablesCache::update_links(
+    const trace::TraceReader& reader, int64_t world_size) {
+  auto h = held(reader);
+  if (!h.ok()) return h.status();
+  Held& f = *h.value();
+  if (f.links_world_size != world_size) {
+    f.links = LinkWindowSums{};
+    f.links_summed.clear();
+    f.links_world_size = world_size;
+  }
+  auto rows = reader.links(f.links.rows());
+  Status bad = rows.status();
+  for (size_t i = 0; bad.ok() && i < rows.value().size(); ++i) {
+    if (Status v = trace::validate_link(rows.value()[i], world_size); !v.ok())
+      bad = Status::error(reader.path() + ": " + v.message());
+  }
+  if (!bad.ok()) {
+    files_.erase(reader.path());
+    return bad;
+  }
+  if (!rows.value().empty()) {
+    f.links.add(rows.value());
+    f.links_summed = f.links.summed();
+  }
+  return &f.links_summed;
+}
+
 }  // namespace ringside::analysis

@@ -1,7 +1,7 @@
 // A rank file's small append-only tables reduced to what the analysis needs:
 // /stats (last flush, run-queue delay, drops), the /pending snapshot of the last
 // flush, /gpu_samples (load/gpu_summary.h) and /progress (the newest row per
-// communicator); and its /comms rows.  `ringside analyze` reads them whole;
+// communicator); and its /comms and /links rows.  `ringside analyze` reads them whole;
 // `ringside watch` keeps them between polls (RankTablesCache) and reads only the
 // rows appended since its last poll, and the /pending snapshot only when a new
 // flush completed: samples grow by an hour's worth per hour of job, and were read
@@ -21,6 +21,7 @@
 
 #include "load/file_identity.h"
 #include "load/gpu_summary.h"
+#include "load/link_windows.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 #include "ringside/trace_schema.h"
@@ -66,6 +67,10 @@ class RankTablesCache {
   // Likewise, its /comms rows (update_comm_rows).
   Result<const std::vector<trace::CommRecord>*> update_comms(const trace::TraceReader& reader,
                                                              int64_t world_size);
+  // Likewise, its /links rows summed over their flush windows (load/link_windows.h),
+  // each new row checked (trace::validate_link against `world_size`).
+  Result<const std::vector<trace::LinkRecord>*> update_links(const trace::TraceReader& reader,
+                                                             int64_t world_size);
 
  private:
   struct Held {
@@ -73,6 +78,9 @@ class RankTablesCache {
     RankTables tables;
     std::vector<trace::CommRecord> comms;
     int64_t comms_world_size = -1;  // what `comms` were checked against
+    LinkWindowSums links;
+    std::vector<trace::LinkRecord> links_summed;
+    int64_t links_world_size = -1;  // what `links` were checked against
   };
   // The file's entry, emptied when it is another file than the one held.
   Result<Held*> held(const trace::TraceReader& reader);

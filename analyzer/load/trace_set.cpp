@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "parallel/load_exchange.h"
@@ -21,55 +20,6 @@ std::string hex_id(uint64_t id) {
 }
 
 }  // namespace
-
-std::vector<trace::LinkRecord> sum_link_windows(std::span<const trace::LinkRecord> rows) {
-  std::vector<trace::LinkRecord> out;
-  std::map<std::tuple<uint64_t, int32_t, int32_t, int32_t, uint8_t, uint8_t, uint8_t>, size_t>
-      where;
-  // Each window's fastest step, per row of `out`: the row keeps the median window's,
-  // so one step timed wrong (a clock read delayed by preemption) does not set it.
-  std::vector<std::vector<std::pair<uint64_t, int64_t>>> bests;
-  for (const trace::LinkRecord& l : rows) {
-    auto [it, fresh] = where.emplace(
-        std::tuple(l.comm_hash, l.nranks, l.rank, l.peer, l.channel, l.is_send, l.source),
-        out.size());
-    if (fresh) bests.emplace_back();
-    if (trace::best_step_candidate(l.best_step_bytes, l.best_step_ns))
-      bests[it->second].emplace_back(l.best_step_bytes, l.best_step_ns);
-    if (fresh) {
-      out.push_back(l);
-      continue;
-    }
-    trace::LinkRecord& t = out[it->second];
-    t.t_ns = std::max(t.t_ns, l.t_ns);
-    t.n_nodes = std::max(t.n_nodes, l.n_nodes);
-    t.ops += l.ops;
-    t.steps += l.steps;
-    t.bytes += l.bytes;
-    // Each row is range-checked, their sum is not: saturate instead of overflowing.
-    auto add = [](int64_t& a, int64_t b) {
-      a = b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
-    };
-    add(t.active_ns, l.active_ns);
-    add(t.net_ns, l.net_ns);
-    add(t.peer_wait_ns, l.peer_wait_ns);
-    add(t.gpu_wait_ns, l.gpu_wait_ns);
-  }
-  for (size_t i = 0; i < out.size(); ++i) {
-    auto& b = bests[i];
-    out[i].best_step_bytes = 0;
-    out[i].best_step_ns = 0;
-    if (b.empty()) continue;
-    auto faster = [](const std::pair<uint64_t, int64_t>& x, const std::pair<uint64_t, int64_t>& y) {
-      return trace::faster_step(x.first, x.second, y.first, y.second);
-    };
-    auto mid = b.begin() + static_cast<long>(b.size() / 2);
-    std::nth_element(b.begin(), mid, b.end(), faster);
-    out[i].best_step_bytes = mid->first;
-    out[i].best_step_ns = mid->second;
-  }
-  return out;
-}
 
 std::string CommInfo::id_hex() const {
   return hex_id(id);

@@ -49,7 +49,7 @@ struct RankInfo {
   std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
   std::vector<ClockSample> clock_samples;
   GpuSummary gpu;
-  // /links summed over its flush windows (sum_link_windows).  Empty without
+  // /links summed over its flush windows (load/link_windows.h).  Empty without
   // profiler plugin events.
   std::vector<trace::LinkRecord> links;
   int64_t last_flush_local = trace::kUnknownTime;  // time of the last /stats row
@@ -139,12 +139,6 @@ struct LoadOptions {
 // list_trace_dir rejects (not a directory, mixed jobs, unreadable schema).
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress);
-
-// One file's /links rows summed over its flush windows: one row per (NCCL comm,
-// rank, peer, channel, direction, source), so network proxy rows and kernel
-// channel rows of one peer stay apart; t_ns is the last window's, and the best
-// step the median window's fastest.
-std::vector<trace::LinkRecord> sum_link_windows(std::span<const trace::LinkRecord> rows);
 
 // Counts each communicator's members with a usable trace, and their nodes.
 void count_comm_members(TraceSet& set);

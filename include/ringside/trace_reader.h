@@ -56,7 +56,7 @@ class TraceReader {
   Result<std::vector<EventRecord>> events() const;
   Result<std::vector<CommRecord>> comms(uint64_t first = 0) const;
   // Per-peer transfer windows (profiler plugin); empty for files without them.
-  Result<std::vector<LinkRecord>> links() const;
+  Result<std::vector<LinkRecord>> links(uint64_t first = 0) const;
   Result<std::vector<StatsRecord>> stats(uint64_t first = 0) const;
   // Per-communicator progress at each flush; empty for files without it
   // (has_progress() false: written before the table existed).

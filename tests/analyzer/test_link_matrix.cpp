@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "load/link_windows.h"
 #include "load/trace_set.h"
 #include "match/link_matrix.h"
 #include "report/report_json.h"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analyze.h"
+#include "load/link_windows.h"
 #include "load/rank_tables.h"
 #include "load/window_rows.h"
 #include "report/report_json.h"
@@ -155,6 +156,7 @@ bool write_live_job(const std::string& dir, const std::vector<std::string>& faul
   spec.nodes = 2;
   spec.steps = 60;
   spec.live = true;
+  spec.links = true;  // /links rows, as the probe's profiler plugin writes them
   spec.overlap = overlap;
   if (overlap) spec.tp = 2;
   for (const std::string& f : faults) spec.faults.push_back(*synth::parse_fault(f));
@@ -240,6 +242,78 @@ TEST_P(HeldRows, GiveTheReportOfFreshReads) {
 
 INSTANTIATE_TEST_SUITE_P(WatchPoll, HeldRows, testing::Bool(),
                          [](const auto& p) { return p.param ? "Overlap" : "NoOverlap"; });
+
+// /links rows appended between two polls are read once and added to the sums kept
+// for the file; the sums are those of the whole table read at once.
+TEST(WatchPoll, LinkRowsAppendedBetweenTwoPollsAreSummedOnce) {
+  test::TempDir dir("watch-link-sums");
+  std::string path;
+  auto w = live_writer(dir.path(), "links", path);
+  ASSERT_NE(w, nullptr);
+  std::vector<trace::LinkRecord> all;
+  auto append = [&](int windows) {
+    std::vector<trace::LinkRecord> rows;
+    for (int k = 0; k < windows; ++k) {
+      for (uint8_t send = 0; send < 2; ++send) {
+        trace::LinkRecord l{};
+        l.t_ns = static_cast<int64_t>(all.size() + rows.size() + 1) * 1'000'000'000;
+        l.comm_hash = 77;
+        l.nranks = 2;
+        l.rank = 0;
+        l.peer = 1;
+        l.n_nodes = 2;
+        l.is_send = send;
+        l.ops = 3;
+        l.steps = 12;
+        l.bytes = 3 << 20;
+        l.active_ns = 1'000'000 + 1000 * static_cast<int64_t>(all.size() + rows.size());
+        l.best_step_bytes = 256 << 10;
+        l.best_step_ns = 100'000 + 7919 * static_cast<int64_t>((all.size() + rows.size()) % 13);
+        rows.push_back(l);
+      }
+    }
+    ASSERT_TRUE(w->append(std::span<const trace::LinkRecord>(rows)).ok());
+    ASSERT_TRUE(w->flush({}, {}).ok());
+    all.insert(all.end(), rows.begin(), rows.end());
+  };
+  trace::TraceReaderCache readers(4);
+  RankTablesCache tables;
+  auto poll = [&]() -> std::vector<trace::LinkRecord> {
+    auto r = readers.open(path);
+    EXPECT_TRUE(r.ok()) << r.message();
+    auto sums = tables.update_links(*r.value(), 1);
+    EXPECT_TRUE(sums.ok()) << sums.message();
+    return sums.ok() ? *sums.value() : std::vector<trace::LinkRecord>{};
+  };
+  auto same = [](const std::vector<trace::LinkRecord>& a, const std::vector<trace::LinkRecord>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].t_ns, b[i].t_ns);
+      EXPECT_EQ(a[i].ops, b[i].ops);
+      EXPECT_EQ(a[i].bytes, b[i].bytes);
+      EXPECT_EQ(a[i].active_ns, b[i].active_ns);
+      EXPECT_EQ(a[i].best_step_ns, b[i].best_step_ns);
+    }
+  };
+  append(5);
+  same(poll(), sum_link_windows(all));
+  append(9);
+  const auto second = poll();
+  same(second, sum_link_windows(all));
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].ops, 14u * 3u) << "each window's row counted once";
+  same(poll(), second);  // nothing new
+  // A row out of range is named, and nothing is kept for the file.
+  trace::LinkRecord bad = all.back();
+  bad.peer = 5;
+  ASSERT_TRUE(w->append(std::span<const trace::LinkRecord>(&bad, 1)).ok());
+  ASSERT_TRUE(w->flush({}, {}).ok());
+  auto r = readers.open(path);
+  ASSERT_TRUE(r.ok());
+  auto failed = tables.update_links(*r.value(), 1);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("peer"), std::string::npos) << failed.message();
+}
 
 // A live writer's rows: each appended row is read once, rows that leave the window
 // are dropped, and a file replaced under the same name is read anew.
