@@ -423,8 +423,10 @@ Status TraceWriter::flush(std::span<const OpRecord> pending, StatsRecord stats) 
 
 Status TraceWriter::close() {
   if (!impl_ || impl_->closed) return {};
-  Status result;
-  if (impl_->broken.ok() && impl_->appended_since_flush) {
+  // Every flush writes out what is buffered, so only rows appended since the last one
+  // are left to write.
+  Status result = impl_->broken;
+  if (result.ok() && impl_->appended_since_flush) {
     // Rows appended since the last flush get a /stats row of their own, which repeats
     // that flush's (its number and /pending snapshot included) with the tables' new
     // row counts: readers that follow a live file learn of every table's rows from
@@ -437,16 +439,6 @@ Status TraceWriter::close() {
       last.t_ns = std::max(last.t_ns, monotonic_now_ns() - impl_->clock_monotonic_ns);
       result = write_stats_row(*impl_, last);
     }
-  }
-  if (impl_->broken.ok()) {
-    h5::QuietErrors quiet;
-    for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                              &impl_->links, &impl_->progress, &impl_->stats}) {
-      if (Status s = buf->flush(impl_->path); !s.ok() && result.ok()) result = s;
-    }
-    if (Status s = impl_->pending.flush(impl_->path); !s.ok() && result.ok()) result = s;
-  } else {
-    result = impl_->broken;
   }
   for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
                             &impl_->links, &impl_->progress, &impl_->stats}) {
