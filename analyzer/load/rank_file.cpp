@@ -28,19 +28,6 @@ bool notable(const trace::EventRecord& e) {
   }
 }
 
-// /links: every row validated, then summed over its flush windows.
-Status read_links(const trace::TraceReader& reader, int64_t world_size,
-                  std::vector<trace::LinkRecord>& out) {
-  auto rows = reader.links();
-  if (!rows.ok()) return rows.status();
-  for (const trace::LinkRecord& l : rows.value()) {
-    if (Status v = trace::validate_link(l, world_size); !v.ok())
-      return Status::error(reader.path() + ": " + v.message());
-  }
-  out = sum_link_windows(rows.value());
-  return {};
-}
-
 // Notes, in rows [offset, offset + ops.size()) of the rows from the window's start
 // on, the end times of completed collectives among its first `clock_ops`, and with a
 // window where each communicator and channel begins in it.  `me_in`: the rank's comm
@@ -200,8 +187,13 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
     } else {
       fail(held.status());
     }
-  } else if (Status s = read_links(reader, world_size, f.links); !s.ok()) {
-    fail(s);
+  } else {
+    LinkWindowSums sums;
+    if (Status s = update_link_rows(reader, world_size, sums); s.ok()) {
+      f.links = sums.summed();
+    } else {
+      fail(s);
+    }
   }
   std::unordered_map<uint64_t, int32_t> me_in;
   for (const auto& rec : f.comms) me_in[rec.comm_id] = rec.rank;

@@ -101,6 +101,18 @@ Status update_comm_rows(const trace::TraceReader& reader, int64_t world_size,
   return {};
 }
 
+Status update_link_rows(const trace::TraceReader& reader, int64_t world_size,
+                        LinkWindowSums& sums) {
+  auto rows = reader.links(sums.rows());
+  if (!rows.ok()) return rows.status();
+  for (const trace::LinkRecord& l : rows.value()) {
+    if (Status v = trace::validate_link(l, world_size); !v.ok())
+      return Status::error(reader.path() + ": " + v.message());
+  }
+  sums.add(rows.value());
+  return {};
+}
+
 Result<RankTablesCache::Held*> RankTablesCache::held(const trace::TraceReader& reader) {
   auto id = file_identity(reader.path(), reader.meta());
   if (!id.ok()) {
@@ -151,20 +163,12 @@ Result<const std::vector<trace::LinkRecord>*> RankTablesCache::update_links(
     f.links_summed.clear();
     f.links_world_size = world_size;
   }
-  auto rows = reader.links(f.links.rows());
-  Status bad = rows.status();
-  for (size_t i = 0; bad.ok() && i < rows.value().size(); ++i) {
-    if (Status v = trace::validate_link(rows.value()[i], world_size); !v.ok())
-      bad = Status::error(reader.path() + ": " + v.message());
-  }
-  if (!bad.ok()) {
+  const uint64_t before = f.links.rows();
+  if (Status s = update_link_rows(reader, world_size, f.links); !s.ok()) {
     files_.erase(reader.path());
-    return bad;
+    return s;
   }
-  if (!rows.value().empty()) {
-    f.links.add(rows.value());
-    f.links_summed = f.links.summed();
-  }
+  if (f.links.rows() != before) f.links_summed = f.links.summed();
   return &f.links_summed;
 }
 

@@ -58,6 +58,10 @@ Status update_rank_tables(const trace::TraceReader& reader, RankTables& t);
 Status update_comm_rows(const trace::TraceReader& reader, int64_t world_size,
                         std::vector<trace::CommRecord>& comms);
 
+// Adds to `sums` the /links rows of `reader` past those it has added, each checked
+// (trace::validate_link against `world_size`).  On error nothing is added.
+Status update_link_rows(const trace::TraceReader& reader, int64_t world_size, LinkWindowSums& sums);
+
 // RankTables and /comms rows kept by file path between `ringside watch` polls.
 class RankTablesCache {
  public:
