@@ -187,7 +187,9 @@ int64_t step_time(const SynthModel& m, int64_t step) {
   return s[static_cast<size_t>(std::clamp<int64_t>(step, 0, static_cast<int64_t>(s.size()) - 1))];
 }
 
-std::vector<trace::SampleRecord> samples(const SynthSpec& spec, const SynthModel& m, int rank) {
+// The rank's GPU samples taken in [from, until) (job time).
+std::vector<trace::SampleRecord> samples(const SynthSpec& spec, const SynthModel& m, int rank,
+                                         int64_t from = INT64_MIN, int64_t until = INT64_MAX) {
   std::vector<trace::SampleRecord> out;
   if (spec.sample_hz <= 0) return out;
   bool throttled = false;
@@ -200,7 +202,9 @@ std::vector<trace::SampleRecord> samples(const SynthSpec& spec, const SynthModel
   const int64_t period = static_cast<int64_t>(1e9 / spec.sample_hz);
   const int64_t end = m.ends()[static_cast<size_t>(rank)].last_flush_ns;
   const int64_t ecc_at = ecc ? step_time(m, ecc->step) : 0;
-  for (int64_t t = start + period; t <= end; t += period) {
+  int64_t t = start + period;
+  if (from > t) t += (from - t + period - 1) / period * period;
+  for (; t <= end && t < until; t += period) {
     trace::SampleRecord s{};
     s.t_ns = t - start;
     s.device = m.local_rank(rank);
@@ -234,17 +238,6 @@ trace::EventRecord event(trace::EventKind kind, int64_t t, int64_t value, int de
   return e;
 }
 
-// The rank's GPU samples taken in [from, until) (job time).
-std::vector<trace::SampleRecord> samples_between(const SynthSpec& spec, const SynthModel& m,
-                                                 int rank, int64_t from, int64_t until) {
-  const int64_t start = m.process_start_ns(rank);
-  std::vector<trace::SampleRecord> out;
-  for (const trace::SampleRecord& s : samples(spec, m, rank)) {
-    if (s.t_ns + start >= from && s.t_ns + start < until) out.push_back(s);
-  }
-  return out;
-}
-
 // Samples from job time `samples_from` on (those before were written while growing).
 Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::TraceWriter& w,
                    uint64_t ops, BatchSink& sink, int64_t samples_from) {
@@ -252,7 +245,7 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
   const RankEnd& end = m.ends()[static_cast<size_t>(rank)];
   auto links = sink.take_links(rank, end.last_flush_ns);
   if (Status s = w.append(std::span<const trace::LinkRecord>(links)); !s.ok()) return s;
-  auto smp = samples_between(spec, m, rank, samples_from, INT64_MAX);
+  auto smp = samples(spec, m, rank, samples_from);
   if (Status s = w.append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
   std::vector<trace::EventRecord> events;
   for (const Fault& f : spec.faults) {
@@ -293,8 +286,6 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
   return w.close();
 }
 
-}  // namespace
-
 // The last spec.grow_steps steps of the ranks in [lo, hi), written one at a time: each
 // round appends every rank's ops that ended and samples taken before the next step
 // began, then flushes (a /stats row, as the probe's periodic flush); the rest is left
@@ -316,7 +307,7 @@ Result<int64_t> grow(const SynthSpec& spec, const SynthModel& model, int lo, int
       auto& w = writers[static_cast<size_t>(r - lo)];
       if (!w) continue;
       if (Status s = sink.release(r, until); !s.ok()) return s;
-      auto smp = samples_between(spec, model, r, written_to, until);
+      auto smp = samples(spec, model, r, written_to, until);
       if (Status s = w->append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
       trace::StatsRecord stats{};
       stats.t_ns = std::max<int64_t>(1, until - model.process_start_ns(r));
@@ -335,6 +326,8 @@ Result<int64_t> grow(const SynthSpec& spec, const SynthModel& model, int lo, int
   }
   return written_to;
 }
+
+}  // namespace
 
 Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
                                         const std::function<void(int, int)>& progress,
