@@ -23,7 +23,13 @@ bool PassJudgement::suspect() const {
   return false;
 }
 
-PassJudgement judge_passes(const PairPasses& r, std::optional<double> floor, double threshold_pct) {
+namespace {
+
+// One count over the passes: each pair against the median of the other pairs of
+// its pass, leaving out the pairs in `doubtful` (but itself) while at least two
+// others remain.
+PassJudgement count_passes(const PairPasses& r, const std::vector<bool>& doubtful,
+                           double threshold_pct) {
   const size_t np = r.pairs.size();
   PassJudgement j;
   j.best.assign(np, NAN);
@@ -31,24 +37,48 @@ PassJudgement judge_passes(const PairPasses& r, std::optional<double> floor, dou
   j.below.assign(np, 0);
   j.measured.assign(np, 0);
   std::vector<std::vector<double>> refs(np);
+  std::vector<double> others, trusted;
   for (const std::vector<double>& pass : r.passes) {
     for (size_t p = 0; p < np && p < pass.size(); ++p) {
       const double x = pass[p];
       if (std::isnan(x)) continue;
       j.best[p] = std::isnan(j.best[p]) ? x : std::max(j.best[p], x);
-      std::vector<double> others;
+      others.clear();
+      trusted.clear();
       for (size_t q = 0; q < np && q < pass.size(); ++q) {
-        if (q != p && !std::isnan(pass[q])) others.push_back(pass[q]);
+        if (q == p || std::isnan(pass[q])) continue;
+        others.push_back(pass[q]);
+        if (!doubtful[q]) trusted.push_back(pass[q]);
       }
       if (others.size() < 2) continue;  // one other pair is no majority to compare with
-      const double ref = median_of(others);
+      const double ref = median_of(trusted.size() >= 2 ? trusted : others);
       refs[p].push_back(ref);
       ++j.measured[p];
       if (x < (1.0 - threshold_pct / 100.0) * ref) ++j.below[p];
     }
   }
+  for (size_t p = 0; p < np; ++p) j.typical[p] = median_of(refs[p]);
+  return j;
+}
+
+}  // namespace
+
+PassJudgement judge_passes(const PairPasses& r, std::optional<double> floor, double threshold_pct) {
+  const size_t np = r.pairs.size();
+  // Pairs slowed by one cause (a node's NIC, a GPU) are several: up to half of
+  // a small set.  Among the other pairs of a pass they pull the median towards
+  // their own level, and then a healthy pair having a slow moment is enough to
+  // hide them.  So the pairs below the others in at least half of their passes
+  // in a first count are left out of the others' median in the second.
+  PassJudgement j = count_passes(r, std::vector<bool>(np, false), threshold_pct);
+  std::vector<bool> doubtful(np, false);
+  bool any = false;
   for (size_t p = 0; p < np; ++p) {
-    j.typical[p] = median_of(refs[p]);
+    doubtful[p] = j.measured[p] > 0 && 2 * j.below[p] >= j.measured[p];
+    any = any || doubtful[p];
+  }
+  if (any) j = count_passes(r, doubtful, threshold_pct);
+  for (size_t p = 0; p < np; ++p) {
     const bool by_floor = floor && !std::isnan(j.best[p]) && j.best[p] < *floor;
     if (j.measured[p] > 0 || (floor && !std::isnan(j.best[p]))) j.compared = true;
     if (j.slow_by_peers(p) || by_floor) j.slow.push_back(p);

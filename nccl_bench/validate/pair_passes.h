@@ -15,6 +15,12 @@
 // once in 100 runs; it is below less often than that, as the X% margin asks for
 // more than being the slower one.  A pair is also slow when its best reading is
 // below the floor.
+//
+// One cause slows several pairs at once (a node's NIC slows all of its pairs: half
+// of the 6 pairs of 4 nodes), and among the others of a pass those pull the median
+// to their own level.  So the count is made twice: the second leaves out of the
+// median the pairs below in at least half of their passes in the first (while at
+// least two others remain).
 #pragma once
 
 #include <optional>
