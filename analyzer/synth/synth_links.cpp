@@ -119,4 +119,15 @@ std::vector<trace::LinkRecord> LinkRows::take(int rank, int64_t end_true_ns) {
   return out;
 }
 
+std::vector<trace::LinkRecord> LinkRows::take_until(int rank, int64_t until_true_ns) {
+  Rank& r = ranks_[static_cast<size_t>(rank - lo_)];
+  const int64_t local = until_true_ns - model_.process_start_ns(rank);
+  // Closed in order of their window's end.
+  const auto later = std::find_if(r.closed.begin(), r.closed.end(),
+                                  [&](const trace::LinkRecord& l) { return l.t_ns > local; });
+  std::vector<trace::LinkRecord> out(r.closed.begin(), later);
+  r.closed.erase(r.closed.begin(), later);
+  return out;
+}
+
 }  // namespace ringside::analysis::synth

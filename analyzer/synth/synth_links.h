@@ -28,6 +28,9 @@ class LinkRows {
   // The rows of `rank`'s flush windows that ended; with `end_true_ns` (its last
   // flush) also those of the window still open.  Times are the rank's own.
   std::vector<trace::LinkRecord> take(int rank, int64_t end_true_ns = -1);
+  // The rows of `rank`'s flush windows that ended by true time `until_true_ns` (a
+  // flush then, while the job grows); the later ones are kept for later takes.
+  std::vector<trace::LinkRecord> take_until(int rank, int64_t until_true_ns);
 
  private:
   struct Rank {

@@ -49,6 +49,10 @@ class BatchSink : public OpSink {
   std::vector<trace::LinkRecord> take_links(int rank, int64_t end_true_ns = -1) {
     return links_ ? links_->take(rank, end_true_ns) : std::vector<trace::LinkRecord>{};
   }
+  // The rank's link rows of the flush windows that ended by job time `until`.
+  std::vector<trace::LinkRecord> take_links_until(int rank, int64_t until) {
+    return links_ ? links_->take_until(rank, until) : std::vector<trace::LinkRecord>{};
+  }
 
   void op(int rank, const OpRecord& op) override {
     if (rank < lo_ || rank >= hi_) return;
@@ -287,9 +291,9 @@ Status finish_rank(const SynthSpec& spec, const SynthModel& m, int rank, trace::
 }
 
 // The last spec.grow_steps steps of the ranks in [lo, hi), written one at a time: each
-// round appends every rank's ops that ended and samples taken before the next step
-// began, then flushes (a /stats row, as the probe's periodic flush); the rest is left
-// to finish_rank.  Returns the job time up to which samples were written.
+// round appends every rank's ops that ended, samples taken and link windows closed
+// before the next step began, then flushes (a /stats row, as the probe's periodic flush); the rest
+// is left to finish_rank.  Returns the job time up to which samples were written.
 Result<int64_t> grow(const SynthSpec& spec, const SynthModel& model, int lo, int hi,
                      std::vector<std::unique_ptr<trace::TraceWriter>>& writers, BatchSink& sink,
                      const std::function<void(int, int)>& grown) {
@@ -309,6 +313,8 @@ Result<int64_t> grow(const SynthSpec& spec, const SynthModel& model, int lo, int
       if (Status s = sink.release(r, until); !s.ok()) return s;
       auto smp = samples(spec, model, r, written_to, until);
       if (Status s = w->append(std::span<const trace::SampleRecord>(smp)); !s.ok()) return s;
+      auto links = sink.take_links_until(r, until);
+      if (Status s = w->append(std::span<const trace::LinkRecord>(links)); !s.ok()) return s;
       trace::StatsRecord stats{};
       stats.t_ns = std::max<int64_t>(1, until - model.process_start_ns(r));
       stats.ops_recorded = sink.count(r);

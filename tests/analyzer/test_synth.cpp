@@ -1,8 +1,10 @@
 // `ringside synth`: fault parsing, validation, and the timing model's physics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_reader_cache.h"
@@ -169,19 +171,33 @@ TEST(SynthWriter, WritesOneReadableTracePerRank) {
   EXPECT_FALSE(synth::write_synth_traces(spec).ok());
 }
 
+// The link rows of a file, in a comparable order.
+std::vector<std::tuple<int64_t, uint64_t, int32_t, uint8_t, uint8_t, uint64_t, int64_t>> link_rows(
+    const trace::TraceReader& r) {
+  std::vector<std::tuple<int64_t, uint64_t, int32_t, uint8_t, uint8_t, uint64_t, int64_t>> out;
+  const auto links = r.links();
+  for (const trace::LinkRecord& l : links.value())
+    out.emplace_back(l.t_ns, l.comm_hash, l.peer, l.channel, l.is_send, l.bytes, l.net_ns);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // --grow-steps: the last steps reach the files one round at a time, each ending in a
-// flush that a reader kept open sees (as `ringside watch` follows a job); the files end
-// as those written at once.
+// flush that a reader kept open sees (as `ringside watch` follows a job), with the link
+// windows closed by then; the files end as those written at once.
 TEST(SynthWriter, GrowingFilesEndAsThoseWrittenAtOnce) {
   TempDir grown_dir("synth-grown"), whole_dir("synth-whole");
   auto spec = small_spec(grown_dir.path());
   spec.live = true;
-  spec.grow_steps = 4;
+  spec.links = true;
+  spec.compute_ms = 700;  // steps of about one flush window: most rounds close one
+  spec.steps = 12;
+  spec.grow_steps = 6;
   spec.grow_every_s = 0.01;
   trace::TraceReaderCache cache(4);
   const std::string rank0 = grown_dir.path() + "/" + trace::trace_file_name(spec.job_id, 0);
   std::vector<int> rounds;
-  std::vector<uint64_t> ops_seen, flushes_seen;
+  std::vector<uint64_t> ops_seen, flushes_seen, links_seen;
   auto w = synth::write_synth_traces(spec, {}, [&](int written, int steps) {
     rounds.push_back(written);
     EXPECT_EQ(steps, spec.steps);
@@ -189,16 +205,18 @@ TEST(SynthWriter, GrowingFilesEndAsThoseWrittenAtOnce) {
     ASSERT_TRUE(r.ok()) << r.message();
     ops_seen.push_back(r.value()->op_count());
     flushes_seen.push_back(r.value()->stats().value().size());
+    links_seen.push_back(r.value()->links().value().size());
   });
   ASSERT_TRUE(w.ok()) << w.message();
-  EXPECT_EQ(rounds,
-            (std::vector<int>{spec.steps - 4, spec.steps - 3, spec.steps - 2, spec.steps - 1}));
+  EXPECT_EQ(rounds, (std::vector<int>{6, 7, 8, 9, 10, 11}));
   EXPECT_EQ(cache.files_opened(), 1u) << "one reader, kept open";
-  ASSERT_EQ(ops_seen.size(), 4u);
+  ASSERT_EQ(ops_seen.size(), 6u);
   for (size_t k = 1; k < ops_seen.size(); ++k) {
     EXPECT_GT(ops_seen[k], ops_seen[k - 1]) << "round " << k;
     EXPECT_EQ(flushes_seen[k], flushes_seen[k - 1] + 1) << "round " << k;
+    EXPECT_GE(links_seen[k], links_seen[k - 1]) << "round " << k;
   }
+  EXPECT_GT(links_seen.back(), links_seen.front()) << "link windows closed while it grew";
   spec.out_dir = whole_dir.path();
   spec.grow_steps = 0;
   auto whole = synth::write_synth_traces(spec);
@@ -212,7 +230,9 @@ TEST(SynthWriter, GrowingFilesEndAsThoseWrittenAtOnce) {
   EXPECT_LT(ops_seen.back(), a.value()->op_count()) << "the last step came at the end";
   EXPECT_EQ(a.value()->op_count(), b.value()->op_count());
   EXPECT_EQ(a.value()->samples()->size(), b.value()->samples()->size());
-  EXPECT_EQ(a.value()->stats()->size(), b.value()->stats()->size() + 4);
+  EXPECT_EQ(a.value()->stats()->size(), b.value()->stats()->size() + 6);
+  EXPECT_LT(links_seen.back(), a.value()->links()->size()) << "the last window came at the end";
+  EXPECT_EQ(link_rows(*a.value()), link_rows(*b.value()));
 }
 
 // --links: each rank's rows are its transfers to ring neighbours on other nodes; a
