@@ -1,6 +1,8 @@
 // Units: the link matrix built from the profiler plugin's /links rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <span>
 #include <sstream>
 
 #include "load/link_windows.h"
@@ -169,6 +171,41 @@ TEST(LinkMatrix, FlushWindowsAreSummedPerSourceAndTheMedianBestStepIsKept) {
   const trace::LinkRecord& proxy = sums[0].source == 0 ? sums[0] : sums[1];
   EXPECT_EQ(proxy.best_step_ns, 200'000);
   EXPECT_EQ(proxy.steps, 60u);
+}
+
+// An hour of one-second flush windows: the median best step is taken from at most
+// kKeptBests windows spread over the whole job, close to the median of them all; a
+// watch that adds the rows in parts gets the same as reading them at once.
+TEST(LinkMatrix, ALongJobsMedianBestStepComesFromABoundedEvenSample) {
+  std::vector<trace::LinkRecord> rows;
+  std::vector<int64_t> all;
+  for (int64_t w = 1; w <= 3600; ++w) {
+    trace::LinkRecord l = row(0xA, 3, 4, true, 0, 1'000'000, 2'000'000);
+    l.t_ns = w;
+    l.best_step_bytes = 512 << 10;
+    // Slow windows now and then (every third, 3x), and a drift over the hour.
+    l.best_step_ns = (w % 3 == 0 ? 300'000 : 100'000) + 10 * ((w * 7919) % 3600);
+    all.push_back(l.best_step_ns);
+    rows.push_back(l);
+  }
+  std::nth_element(all.begin(), all.begin() + 1800, all.end());
+  const auto whole = sum_link_windows(rows);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(whole[0].best_step_ns), static_cast<double>(all[1800]),
+              0.02 * static_cast<double>(all[1800]));
+  EXPECT_EQ(whole[0].bytes, 3600u * 1'000'000u);
+  LinkWindowSums parts;
+  for (size_t from = 0; from < rows.size(); from += 7) {
+    const size_t n = std::min<size_t>(7, rows.size() - from);
+    parts.add(std::span<const trace::LinkRecord>(rows).subspan(from, n));
+    if (from % 700 == 0) (void)parts.summed();
+  }
+  EXPECT_LT(parts.kept_bests(), kKeptBests);
+  EXPECT_GT(parts.kept_bests(), kKeptBests / 2 - 1);
+  const auto summed = parts.summed();
+  ASSERT_EQ(summed.size(), 1u);
+  EXPECT_EQ(summed[0].best_step_ns, whole[0].best_step_ns);
+  EXPECT_EQ(summed[0].bytes, whole[0].bytes);
 }
 
 TEST(LinkMatrix, NoRowsMeansNotObserved) {
