@@ -259,10 +259,24 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
       if (c.b >= 0 && !pair_alike) pair_alike = std::move(c);
     }
   };
+  // A node pair no inter-node observation joins predicts no slow path (it cannot fit):
+  // only the pairs some observation joins are evaluated, in the same order.
+  std::set<std::pair<int, int>> joined;
+  for (const auto& [k, cls] : classes) {
+    if (cls.empty() || cls.front()->intra) continue;
+    for (const Observation* o : cls) {
+      for (auto i = o->nodes.begin(); i != o->nodes.end(); ++i) {
+        for (auto j = std::next(i); j != o->nodes.end(); ++j) joined.emplace(*i, *j);
+      }
+    }
+  }
   const int nn = static_cast<int>(set.nodes.size());
+  auto next_pair = joined.begin();
   for (int a = 0; a < nn; ++a) {
     weigh(evaluate(a, -1));
-    for (int b = a + 1; b < nn; ++b) weigh(evaluate(a, b));
+    while (next_pair != joined.end() && next_pair->first < a) ++next_pair;
+    for (; next_pair != joined.end() && next_pair->first == a; ++next_pair)
+      weigh(evaluate(a, next_pair->second));
   }
   if (pick) {
     // A NIC and a pair explain equally when the node was seen with one peer only.
