@@ -364,7 +364,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
           "the hosts were short of CPU: each rank's threads waited " + fmt("%.2f", *host_wait) +
           " s on average for a core (" + fmt("%.0f", 100 * *host_wait / job) +
           "% of the job; run-queue delay): timings are disturbed, and uneven compute that "
-          "costs no more than that is not taken for data-dependent imbalance");
+          "costs no more than that is not taken for data-dependent imbalance, nor a rank "
+          "slow now and then for an intermittent straggler");
     }
   }
   report.extra["usage"] = job_usage(set, ctx);

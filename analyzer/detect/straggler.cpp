@@ -92,6 +92,11 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   const double cost = outliers.covered_ns(r) / 1e9;
   const double job = ctx.job_seconds();
   if (ops < kMinIntermittentOps || cost < ctx.th.min_cost_fraction * job) return;
+  // On an oversubscribed host a rank's process can be left waiting for a core for a
+  // few time slices before op after op, the same one when it shares a core with busier
+  // threads.  When an average rank's threads waited for a CPU at least as long as the job
+  // waited for this one, its delays are not known to be its own (as for imbalance).
+  if (const auto host_wait = ctx.mean_host_wait_s(); host_wait && *host_wait >= cost) return;
   double excess = 0;
   for (const OutlierOps::At& a : outliers.at) {
     if (a.op.last == r) excess += a.op.excess();

@@ -202,6 +202,28 @@ TEST(Scenario, OneRankSlowNowAndThenIsAnIntermittentStraggler) {
   }
 }
 
+// On a host whose ranks all waited for a CPU longer than the job waited for the rank
+// slow now and then, its delays are not known to be its own: no finding, and the
+// warning says why.  A short wait leaves the finding as it was.
+TEST(Scenario, ARankSlowNowAndThenOnAnOversubscribedHostIsNotJudged) {
+  for (double host_wait : {0.002, 0.6}) {
+    TempDir dir("intermittent-oversubscribed");
+    auto spec = hybrid_spec(dir.path(), 1, 2);
+    spec.host_wait = host_wait;
+    Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5,rank=6,every=5"});
+    bool warned = false;
+    for (const auto& w : r.warnings)
+      warned = warned || w.find("nor a rank slow now and then") != std::string::npos;
+    if (host_wait < 0.01) {
+      expect_intermittent(r, 6, 1);
+      EXPECT_FALSE(warned);
+    } else {
+      EXPECT_TRUE(r.findings.empty()) << r.findings[0].evidence;
+      EXPECT_TRUE(warned);
+    }
+  }
+}
+
 // ... also where only the first bucket of a step shows how long the ranks computed (the
 // others start as their stream frees): one outlier op per slow step, never a run, but
 // always the same rank's.
