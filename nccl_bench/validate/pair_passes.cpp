@@ -15,10 +15,14 @@ bool PassJudgement::slow_by_peers(size_t pair) const {
   return measured[pair] >= kMinPasses && below[pair] >= kSlowShare * measured[pair];
 }
 
+bool PassJudgement::below_in_half(size_t pair) const {
+  return measured[pair] > 0 && 2 * below[pair] >= measured[pair];
+}
+
 bool PassJudgement::suspect() const {
   if (!slow.empty()) return true;
   for (size_t p = 0; p < below.size(); ++p) {
-    if (measured[p] > 0 && 2 * below[p] >= measured[p]) return true;
+    if (below_in_half(p)) return true;
   }
   return false;
 }
@@ -65,16 +69,13 @@ PassJudgement count_passes(const PairPasses& r, const std::vector<bool>& doubtfu
 
 PassJudgement judge_passes(const PairPasses& r, std::optional<double> floor, double threshold_pct) {
   const size_t np = r.pairs.size();
-  // Pairs slowed by one cause (a node's NIC, a GPU) are several: up to half of
-  // a small set.  Among the other pairs of a pass they pull the median towards
-  // their own level, and then a healthy pair having a slow moment is enough to
-  // hide them.  So the pairs below the others in at least half of their passes
-  // in a first count are left out of the others' median in the second.
+  // Two counts (pair_passes.h): the second leaves out of the others' median the pairs
+  // below in at least half of their passes in the first.
   PassJudgement j = count_passes(r, std::vector<bool>(np, false), threshold_pct);
   std::vector<bool> doubtful(np, false);
   bool any = false;
   for (size_t p = 0; p < np; ++p) {
-    doubtful[p] = j.measured[p] > 0 && 2 * j.below[p] >= j.measured[p];
+    doubtful[p] = j.below_in_half(p);
     any = any || doubtful[p];
   }
   if (any) j = count_passes(r, doubtful, threshold_pct);

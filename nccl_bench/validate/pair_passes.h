@@ -48,6 +48,8 @@ struct PassJudgement {
   bool compared = false;        // some pair had others to compare with, or a floor
   bool is_slow(size_t pair) const;
   bool slow_by_peers(size_t pair) const;
+  // Below the others in at least half of the passes it was compared in.
+  bool below_in_half(size_t pair) const;
   // A pair slow, or below the others in at least half of its passes: worth
   // measuring again before the verdict.
   bool suspect() const;
