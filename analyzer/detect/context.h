@@ -73,6 +73,9 @@ struct Context {
   // window's) start and end (the probe's host_run_delay_ns), or nullopt when no
   // rank's trace says.
   std::optional<double> mean_host_wait_s() const;
+  // Whether that wait is at least `cost_s`: on a host with more runnable threads than
+  // cores, lateness that costs no more is not known to be the ranks' own.
+  bool host_wait_covers(double cost_s) const;
 };
 
 // Ranks late together: a node, or a structure of the job's communicators.

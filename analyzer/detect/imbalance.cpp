@@ -247,7 +247,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // Threads that waited for a CPU as long as ranks waited for each other: a host with
   // more runnable threads than cores delays whichever wakes up, a different rank each
   // time, which looks the same.  The work is not known to differ.
-  if (const auto host_wait = ctx.mean_host_wait_s(); host_wait && *host_wait >= cost) return;
+  if (ctx.host_wait_covers(cost)) return;
   std::vector<std::pair<double, int64_t>> by_cost;
   double named = 0;
   for (const auto& [r, c] : cost_by_rank) {

@@ -96,7 +96,7 @@ void detect_intermittent(const Context& ctx, const OutlierOps& outliers,
   // few time slices before op after op, the same one when it shares a core with busier
   // threads.  When an average rank's threads waited for a CPU at least as long as the job
   // waited for this one, its delays are not known to be its own (as for imbalance).
-  if (const auto host_wait = ctx.mean_host_wait_s(); host_wait && *host_wait >= cost) return;
+  if (ctx.host_wait_covers(cost)) return;
   double excess = 0;
   for (const OutlierOps::At& a : outliers.at) {
     if (a.op.last == r) excess += a.op.excess();
