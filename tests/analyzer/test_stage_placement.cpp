@@ -9,7 +9,6 @@
 
 #include <random>
 
-#include "ringside/trace_writer.h"
 #include "test_util.h"
 
 namespace ringside::analysis::test {
@@ -17,45 +16,12 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 8, kStageSize = 4, kSteps = 40;
-constexpr uint64_t kStream = 0x7f0000001000ull;
-
 // tp groups {0,1} {2,3} (stage 0) and {4,5} {6,7} (stage 1); pp pairs {r, r+4}.
 uint64_t tp_comm(int rank) {
   return 0x7100 + static_cast<uint64_t>(rank / 2);
 }
 uint64_t pp_comm(int rank) {
   return 0x7200 + static_cast<uint64_t>(rank % kStageSize);
-}
-
-trace::OpRecord op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start, int64_t end) {
-  trace::OpRecord r{};
-  r.t_enter_ns = start - 30'000;
-  r.t_exit_ns = start - 20'000;
-  r.t_dev_start_ns = start;
-  r.t_dev_end_ns = end;
-  r.comm_id = comm;
-  r.seq = seq;
-  r.count = 1 << 20;
-  r.bytes = 4 << 20;
-  r.stream = kStream;
-  r.peer = -1;
-  r.op = static_cast<uint8_t>(kind);
-  r.dtype = 7;
-  r.flags = trace::kFlagDeviceTimed;
-  r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
-  return r;
-}
-
-trace::CommRecord comm_record(uint64_t id, int nranks, int rank_in_comm) {
-  trace::CommRecord c{};
-  c.t_ns = 100 * kMs;
-  c.comm_id = id;
-  c.color = -1;
-  c.key = -1;
-  c.nranks = nranks;
-  c.rank = rank_in_comm;
-  c.origin = static_cast<uint8_t>(trace::CommOrigin::kInitRank);
-  return c;
 }
 
 // Writes the job's traces into `dir`; compute times jitter by +-`jitter` per rank and step.
@@ -72,8 +38,8 @@ void write_pipeline(const std::string& dir, uint64_t seed, double jitter) {
     for (int g = 0; g < kStageSize; g += 2) {
       const int64_t a = t[g] + compute(), b = t[g + 1] + compute();
       const int64_t end = std::max(a, b) + kMs;
-      ops[g].push_back(op(trace::OpKind::kAllReduce, tp_comm(g), seq, a, end));
-      ops[g + 1].push_back(op(trace::OpKind::kAllReduce, tp_comm(g + 1), seq, b, end));
+      ops[g].push_back(hand_op(trace::OpKind::kAllReduce, tp_comm(g), seq, a, end));
+      ops[g + 1].push_back(hand_op(trace::OpKind::kAllReduce, tp_comm(g + 1), seq, b, end));
       send_at[g] = send_at[g + 1] = end + 20'000;
     }
     // Stage 1: the receive posted when its stream freed, then the all-reduce at once,
@@ -81,10 +47,10 @@ void write_pipeline(const std::string& dir, uint64_t seed, double jitter) {
     for (int q = 0; q < kStageSize; ++q) {
       const int r = q + kStageSize;
       const int64_t end = std::max(send_at[q], t[r]) + kMs / 2;
-      trace::OpRecord send = op(trace::OpKind::kSend, pp_comm(q), seq, send_at[q], end);
+      trace::OpRecord send = hand_op(trace::OpKind::kSend, pp_comm(q), seq, send_at[q], end);
       send.peer = 1;
       send.peer_seq = static_cast<uint32_t>(step);
-      trace::OpRecord recv = op(trace::OpKind::kRecv, pp_comm(q), seq, t[r], end);
+      trace::OpRecord recv = hand_op(trace::OpKind::kRecv, pp_comm(q), seq, t[r], end);
       recv.peer = 0;
       recv.peer_seq = static_cast<uint32_t>(step);
       ops[q].push_back(send);
@@ -95,49 +61,16 @@ void write_pipeline(const std::string& dir, uint64_t seed, double jitter) {
     for (int g = kStageSize; g < kRanks; g += 2) {
       const int64_t a = t[g] + 10'000, b = t[g + 1] + 10'000;
       const int64_t end = std::max(a, b) + kMs;
-      ops[g].push_back(op(trace::OpKind::kAllReduce, tp_comm(g), seq, a, end));
-      ops[g + 1].push_back(op(trace::OpKind::kAllReduce, tp_comm(g + 1), seq, b, end));
+      ops[g].push_back(hand_op(trace::OpKind::kAllReduce, tp_comm(g), seq, a, end));
+      ops[g + 1].push_back(hand_op(trace::OpKind::kAllReduce, tp_comm(g + 1), seq, b, end));
       t[g] = end + compute();
       t[g + 1] = end + compute();
     }
   }
   for (int r = 0; r < kRanks; ++r) {
-    trace::TraceMeta meta;
-    meta.schema_version = trace::kSchemaVersion;
-    meta.producer = "test";
-    meta.job_id = "placement";
-    meta.rank = r;
-    meta.local_rank = r % 2;
-    meta.world_size = kRanks;
-    meta.rank_source = "test";
-    meta.node = "node" + std::to_string(1 + r / 2);
-    meta.hostname = meta.node;
-    meta.pid = 1000 + r;
-    meta.gpu_device = r % 2;
-    meta.gpu_name = "test GPU";
-    meta.gpu_uuid = "GPU-placement-" + std::to_string(r);
-    meta.nccl_version = 22809;
-    meta.cuda_driver_version = 13000;
-    meta.clock_realtime_ns = 1'700'000'000'000'000'000;
-    meta.clock_monotonic_ns = 0;
-    const std::string path = dir + "/" + trace::trace_file_name("placement", r);
-    auto w = trace::TraceWriter::create(path, meta);
-    ASSERT_TRUE(w.ok()) << w.message();
-    const std::vector<trace::CommRecord> comms = {comm_record(tp_comm(r), 2, r % 2),
-                                                  comm_record(pp_comm(r), 2, r / kStageSize)};
-    ASSERT_TRUE(w.value()->append(std::span<const trace::CommRecord>(comms)).ok());
-    ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops[r])).ok());
-    trace::EventRecord shutdown{};
-    shutdown.t_ns = t[r] + 10 * kMs;
-    shutdown.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
-    shutdown.device = -1;
-    std::snprintf(shutdown.text, sizeof shutdown.text, "%s", "tracing stopped at exit");
-    ASSERT_TRUE(w.value()->append(std::span<const trace::EventRecord>(&shutdown, 1)).ok());
-    trace::StatsRecord stats{};
-    stats.t_ns = shutdown.t_ns;
-    stats.ops_recorded = ops[r].size();
-    ASSERT_TRUE(w.value()->flush({}, stats).ok());
-    ASSERT_TRUE(w.value()->close().ok());
+    const std::vector<trace::CommRecord> comms = {hand_comm(tp_comm(r), 2, r % 2),
+                                                  hand_comm(pp_comm(r), 2, r / kStageSize)};
+    write_hand_trace(dir, "placement", r, kRanks, 2, comms, ops[r], t[r] + 10 * kMs);
   }
 }
 

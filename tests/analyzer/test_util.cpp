@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ringside/trace_writer.h"
 #include "synth/synth_writer.h"
 
 namespace ringside::analysis::test {
@@ -78,6 +79,76 @@ const Finding* find_kind(const Report& r, const std::string& kind, const std::st
     if (f.kind == kind && (subkind.empty() || f.subkind == subkind)) return &f;
   }
   return nullptr;
+}
+
+trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start,
+                        int64_t end) {
+  trace::OpRecord r{};
+  r.t_enter_ns = start - 30'000;
+  r.t_exit_ns = start - 20'000;
+  r.t_dev_start_ns = start;
+  r.t_dev_end_ns = end;
+  r.comm_id = comm;
+  r.seq = seq;
+  r.count = 1 << 20;
+  r.bytes = 4 << 20;
+  r.stream = 0x7f0000001000ull;
+  r.peer = -1;
+  r.op = static_cast<uint8_t>(kind);
+  r.dtype = 7;
+  r.flags = trace::kFlagDeviceTimed;
+  r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
+  return r;
+}
+
+trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
+  trace::CommRecord c{};
+  c.t_ns = 100'000'000;
+  c.comm_id = id;
+  c.color = -1;
+  c.key = -1;
+  c.nranks = nranks;
+  c.rank = rank_in_comm;
+  c.origin = static_cast<uint8_t>(trace::CommOrigin::kInitRank);
+  return c;
+}
+
+void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
+                      int per_node, std::span<const trace::CommRecord> comms,
+                      std::span<const trace::OpRecord> ops, int64_t end_ns) {
+  trace::TraceMeta meta;
+  meta.schema_version = trace::kSchemaVersion;
+  meta.producer = "test";
+  meta.job_id = job;
+  meta.rank = rank;
+  meta.local_rank = rank % per_node;
+  meta.world_size = world;
+  meta.rank_source = "test";
+  meta.node = "node" + std::to_string(1 + rank / per_node);
+  meta.hostname = meta.node;
+  meta.pid = 1000 + rank;
+  meta.gpu_device = rank % per_node;
+  meta.gpu_name = "test GPU";
+  meta.gpu_uuid = "GPU-" + job + "-" + std::to_string(rank);
+  meta.nccl_version = 22809;
+  meta.cuda_driver_version = 13000;
+  meta.clock_realtime_ns = 1'700'000'000'000'000'000;
+  meta.clock_monotonic_ns = 0;
+  auto w = trace::TraceWriter::create(dir + "/" + trace::trace_file_name(job, rank), meta);
+  ASSERT_TRUE(w.ok()) << w.message();
+  ASSERT_TRUE(w.value()->append(comms).ok());
+  ASSERT_TRUE(w.value()->append(ops).ok());
+  trace::EventRecord shutdown{};
+  shutdown.t_ns = end_ns;
+  shutdown.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
+  shutdown.device = -1;
+  std::snprintf(shutdown.text, sizeof shutdown.text, "%s", "tracing stopped at exit");
+  ASSERT_TRUE(w.value()->append(std::span<const trace::EventRecord>(&shutdown, 1)).ok());
+  trace::StatsRecord stats{};
+  stats.t_ns = end_ns;
+  stats.ops_recorded = ops.size();
+  ASSERT_TRUE(w.value()->flush({}, stats).ok());
+  ASSERT_TRUE(w.value()->close().ok());
 }
 
 }  // namespace ringside::analysis::test

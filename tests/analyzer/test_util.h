@@ -1,10 +1,12 @@
 // Helpers: temporary directories, synth + analyze in one call, running the CLI.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "analyze.h"
+#include "ringside/trace_schema.h"
 #include "synth/synth_spec.h"
 
 namespace ringside::analysis::test {
@@ -31,5 +33,18 @@ struct CliResult {
 CliResult run_cli(const std::vector<std::string>& args);
 
 const Finding* find_kind(const Report& r, const std::string& kind, const std::string& subkind = "");
+
+// Traces written op by op, for shapes ringside synth does not make.  A complete,
+// device-timed op of 4 MiB (times in ns, one clock for every rank), entered on the host
+// 30 us before its device start; peer -1.
+trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start,
+                        int64_t end);
+// The rank's membership of a communicator made from a unique id.
+trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm);
+// Writes rank `rank`'s closed trace of job `job` (`world` ranks, `per_node` to a node
+// named node1, node2, ...) into `dir`: its comms and ops, and tracing stopped at `end_ns`.
+void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
+                      int per_node, std::span<const trace::CommRecord> comms,
+                      std::span<const trace::OpRecord> ops, int64_t end_ns);
 
 }  // namespace ringside::analysis::test
