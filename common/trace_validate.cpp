@@ -65,8 +65,7 @@ Status validate_op(const OpRecord& op) {
   if (op.peer < -1) return bad(field("peer", op.peer));
   // Every producer records -1 for collectives that have neither root nor peer.
   const auto kind = static_cast<OpKind>(op.op);
-  const bool unrooted = kind == OpKind::kAllReduce || kind == OpKind::kAllGather ||
-                        kind == OpKind::kReduceScatter || kind == OpKind::kAllToAll;
+  const bool unrooted = !is_rooted(kind) && !is_p2p(kind);
   if (unrooted && op.peer != -1) return bad(field("peer", op.peer) + " of an unrooted collective");
   if (!time_or_unknown(op.t_enter_ns)) return bad(field("t_enter_ns", op.t_enter_ns));
   if (!time_or_unknown(op.t_exit_ns)) return bad(field("t_exit_ns", op.t_exit_ns));

@@ -29,7 +29,7 @@ bool notable(const trace::EventRecord& e) {
 }
 
 // Notes, in rows [offset, offset + ops.size()) of the rows from the window's start
-// on, the end times of completed collectives among its first `clock_ops`, and with a
+// on, the end times of completed unrooted collectives among its first `clock_ops`, and with a
 // window where each communicator and channel begins in it.  `me_in`: the rank's comm
 // rank by comm id.
 void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, size_t clock_ops,
@@ -59,7 +59,10 @@ void note_window_rows(std::span<const trace::OpRecord> ops, uint64_t offset, siz
       if (!window) break;
       continue;
     }
-    if (trace::is_p2p(static_cast<trace::OpKind>(op.op))) continue;
+    // A rooted collective ends on its members apart (a broadcast's root first, the
+    // chain's tail last): its ends would be taken for clock offsets.
+    const auto kind = static_cast<trace::OpKind>(op.op);
+    if (trace::is_p2p(kind) || trace::is_rooted(kind)) continue;
     if (op.status != static_cast<uint8_t>(trace::OpStatus::kComplete)) continue;
     int64_t t_end = op.t_dev_end_ns != trace::kUnknownTime ? op.t_dev_end_ns : op.t_exit_ns;
     if (t_end == trace::kUnknownTime) continue;

@@ -174,8 +174,9 @@ void render_text(const Report& r, std::ostream& shown, size_t max_findings) {
     for (const auto& n : r.clock.unaligned_nodes) names += (names.empty() ? "" : ", ") + n;
     out << "clocks: " << names << (r.clock.unaligned_nodes.size() == 1 ? " shares" : " share")
         << " no collective with " << r.clock.reference_node
-        << ": their clock offsets cannot be estimated, so times compared across these nodes "
-           "are only as good as the nodes' clock sync\n";
+        << " that ends together on its members (all-reduce, all-gather, reduce-scatter, "
+           "all-to-all): their clock offsets cannot be estimated, so times compared across "
+           "these nodes are only as good as the nodes' clock sync\n";
   }
   if (r.extra.contains("usage") &&
       r.extra["usage"].value("probe_cpu_pct", nlohmann::json()).is_object()) {

@@ -322,5 +322,11 @@ const char* event_kind_name(EventKind kind);
 inline bool is_p2p(OpKind kind) {
   return kind == OpKind::kSend || kind == OpKind::kRecv;
 }
+// Collectives with a root: data flows to or from one rank, so the members do not all
+// end together (a broadcast's root is done once it has sent, the chain's tail last).
+inline bool is_rooted(OpKind kind) {
+  return kind == OpKind::kBroadcast || kind == OpKind::kReduce || kind == OpKind::kGather ||
+         kind == OpKind::kScatter;
+}
 
 }  // namespace ringside::trace
