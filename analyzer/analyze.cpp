@@ -192,8 +192,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   infer_comm_roles(set, *matched);
   matched->finalize();
   // Jobs whose communication runs alongside their compute (gradient buckets on a
-  // stream of their own) are measured again once that is known.
-  if (matched->any_alongside()) {
+  // stream of their own), or whose rooted collectives end on their members apart, are
+  // measured again once that is known.
+  if (matched->measures_again()) {
     matched->reset_gaps();
     // In place: a slice's gaps start anew once this process's own are saved.
     run_pass(

@@ -146,7 +146,7 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
   HeldOwnCompute measured;
   HeldOwnCompute& kept = held != nullptr ? *held : measured;
   kept.own.emplace(rank, all);
-  kept.knew_alongside = false;
+  kept.knew_others = false;
   const OwnCompute& own = *kept.own;
   const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
@@ -347,12 +347,25 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
 
 const OwnCompute& GroupTable::own_compute(const RankInfo& rank, std::span<const OpRecord> all,
                                           HeldOwnCompute& held) const {
-  // Knowing nothing, every op is taken to hold the rank up: what ran_alongside says of
-  // every op when none was seen running alongside.
-  if (held.own && (held.knew_alongside || !any_alongside_)) return *held.own;
-  held.own.emplace(rank, all, [this](const OpRecord& op) { return ran_alongside(op); });
-  held.knew_alongside = true;
+  // Knowing nothing, every op is taken to hold the rank up, and to end on every member
+  // when it ends on the rank: what the table says of every op when no op was seen running
+  // alongside and no rooted one ended apart.
+  if (held.own && (held.knew_others || !measures_again())) return *held.own;
+  held.own.emplace(
+      rank, all, [this](const OpRecord& op) { return ran_alongside(op); },
+      [this](const OpRecord& op) { return last_end(op); });
+  held.knew_others = true;
   return *held.own;
+}
+
+int64_t GroupTable::last_end(const OpRecord& op) const {
+  if (!any_rooted_apart_ || !trace::is_rooted(static_cast<OpKind>(op.op))) return kNever;
+  auto it = set_.comm_index.find(op.comm_id);
+  if (it == set_.comm_index.end()) return kNever;
+  const GroupAgg* g = group(it->second, op.seq);
+  if (g == nullptr || !g->complete(set_.comms[static_cast<size_t>(it->second)].present))
+    return kNever;
+  return g->max_end;
 }
 
 Alongside GroupTable::ran_alongside(const OpRecord& op) const {
@@ -374,13 +387,15 @@ P2PChannel GroupTable::p2p_channel(int comm, int32_t src, int32_t dst) const {
 void GroupTable::finalize() {
   // In (comm, seq) order, however the ranks were read (parallel/process_group.h).
   std::sort(mismatches_.begin(), mismatches_.end());
-  any_alongside_ = false;
+  any_alongside_ = any_rooted_apart_ = false;
   for (auto& cg : comms_) {
     cg.timed_groups = cg.alongside_groups = 0;
     for (const GroupAgg& g : cg.groups) {
       if (g.completed == 0) continue;
       ++cg.timed_groups;
       cg.alongside_groups += g.ran_alongside;
+      any_rooted_apart_ = any_rooted_apart_ || (trace::is_rooted(static_cast<OpKind>(g.op)) &&
+                                                g.max_end - g.min_end >= kBackToBackNs);
     }
     // Ops launched together, or threads sharing a file, show it now and then.
     cg.alongside = cg.alongside_groups >= kMinAlongsideGroups &&

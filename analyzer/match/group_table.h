@@ -220,18 +220,24 @@ class GroupTable {
   // Computes per-comm bandwidth statistics; call once after every add_rank.
   void finalize();
   // Whether a collective ran alongside the compute: a member showed it, or its
-  // communicator's ops do (false for send/recv and unknown ops).  When any did, the members' own
-  // compute before each op is measured again with that known (match/own_compute.h): reset_gaps(),
-  // then add_gaps() per rank.  When none did, it is kHeld for every op.
+  // communicator's ops do (false for send/recv and unknown ops).  When none did, it is kHeld
+  // for every op.
   Alongside ran_alongside(const trace::OpRecord& op) const;
-  bool any_alongside() const { return any_alongside_; }
+  // When a rooted collective ended on its last member (trace::is_rooted; kNever for other
+  // ops, and for one not every member completed).
+  int64_t last_end(const trace::OpRecord& op) const;
+  // When a collective ran alongside, or a rooted one ended on its members apart, the members'
+  // own compute before each op is measured again with that known (match/own_compute.h):
+  // reset_gaps(), then add_gaps() per rank.
+  bool measures_again() const { return any_alongside_ || any_rooted_apart_; }
   // Of the communicators of slice `part` of `parts` only (a parallel analysis: below).
   void reset_gaps(size_t part = 0, size_t parts = 1);
   Status add_gaps(const RankInfo& rank, std::span<const trace::OpRecord> rows,
                   HeldOwnCompute* held = nullptr);
-  // The rank's own compute measured with what ran_alongside() knows (call after finalize()):
-  // `held`'s when it was measured so, or measured knowing nothing while no op ran alongside
-  // (which measures the same); else measured now, and kept in `held` for a later pass.
+  // The rank's own compute measured with what ran_alongside() and last_end() know (call after
+  // finalize()): `held`'s when it was measured so, or measured knowing nothing when there is
+  // nothing to measure again for (which measures the same); else measured now, and kept in
+  // `held` for a later pass.
   const OwnCompute& own_compute(const RankInfo& rank, std::span<const trace::OpRecord> rows,
                                 HeldOwnCompute& held) const;
 
@@ -321,6 +327,7 @@ class GroupTable {
   std::vector<std::pair<int, uint64_t>> mismatches_;
   std::map<std::tuple<int, int32_t, int32_t>, P2PChannel> channels_;
   bool any_alongside_ = false;
+  bool any_rooted_apart_ = false;  // a rooted collective ended on its members apart
   uint64_t records_ = 0;
 };
 

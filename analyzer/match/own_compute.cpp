@@ -85,7 +85,7 @@ int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const
 }
 
 OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
-                       const KnownAlongside& known) {
+                       const KnownAlongside& known, const KnownLastEnd& last_end) {
   const size_t n = ops.size();
   std::vector<OpTimes> t(n);
   for (size_t i = 0; i < n; ++i) t[i] = op_times(rank, ops[i]);
@@ -214,9 +214,14 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (started_between(p.end, x.arrival, here)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
-    r[2] = gap - all.other_busy(stream, p.end, x.arrival);
-    r[1] = never_only ? gap - never.other_busy(stream, p.end, x.arrival) : r[2];
-    r[0] = held_only ? gap - timeline.other_busy(stream, p.end, x.arrival) : r[2];
+    const int64_t every_held = gap - all.other_busy(stream, p.end, x.arrival);
+    r[1] = never_only ? gap - never.other_busy(stream, p.end, x.arrival) : every_held;
+    r[0] = held_only ? gap - timeline.other_busy(stream, p.end, x.arrival) : every_held;
+    // Held until the previous op ended on every member, when the rank arrived after that.
+    const int64_t all_ended = last_end ? last_end(ops[pi]) : kNever;
+    r[2] = all_ended > p.end && all_ended <= x.arrival
+               ? x.arrival - all_ended - all.other_busy(stream, all_ended, x.arrival)
+               : every_held;
     r[3] = (flags_[pi] & kSeen) != 0
                ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
                : r[0];

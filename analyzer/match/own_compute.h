@@ -88,8 +88,13 @@ class OwnTimeline {
 //      op that may have run alongside did (send/recv, which is not measured,
 //      included).  A communicator of which no collective ever let a member start
 //      another op did not run beside the compute: the time in it held the rank up.
-//   2  since the previous op on its stream ended, minus time inside every op on
-//      another stream: each held the rank up
+//   2  since the previous op on its stream ended, on every member when it was a
+//      rooted collective that ended later on some, minus time inside every op on
+//      another stream: each held the rank up.  A rooted collective (a broadcast, a
+//      reduce) ends on some members before the others, who may then wait for the rest
+//      in a synchronization the trace does not see (an MPI barrier between benchmark
+//      rounds, a host-side exchange of the result): the earlier a member's end in the
+//      chain, the longer that wait, which the other readings take for its compute.
 //   3  when the previous op on its stream was seen to run alongside, since it
 //      started, minus held time; else reading 0
 // Reading 0 is the primary one.
@@ -104,6 +109,9 @@ enum class Alongside : uint8_t {
   kSeen,      // a member started another op while in it
 };
 using KnownAlongside = std::function<Alongside(const trace::OpRecord&)>;
+// When a rooted collective ended on its last member, job ns; kNever when unknown, or
+// for other ops.
+using KnownLastEnd = std::function<int64_t(const trace::OpRecord&)>;
 
 // Gaps shorter than this are back-to-back calls: the op waited for its stream, or
 // several were issued together, not after compute.
@@ -111,10 +119,10 @@ inline constexpr int64_t kBackToBackNs = 20'000;
 
 class OwnCompute {
  public:
-  // `ops`: every op record of one rank, in any order.  `known`: what other ranks
-  // showed about the same ops, when that is known.
+  // `ops`: every op record of one rank, in any order.  `known`, `last_end`: what other
+  // ranks showed about the same ops, when that is known.
   OwnCompute(const RankInfo& rank, std::span<const trace::OpRecord> ops,
-             const KnownAlongside& known = {});
+             const KnownAlongside& known = {}, const KnownLastEnd& last_end = {});
 
   // Indices into `ops` in order of arrival (ops without an arrival last).
   const std::vector<uint32_t>& order() const { return order_; }
@@ -150,9 +158,9 @@ class OwnCompute {
 // (GroupTable::own_compute).
 struct HeldOwnCompute {
   std::optional<OwnCompute> own;
-  // Measured with what the matched ops showed of running alongside (GroupTable::ran_alongside),
+  // Measured with what the matched ops showed (GroupTable::ran_alongside, GroupTable::last_end),
   // else knowing nothing of the other ranks.
-  bool knew_alongside = false;
+  bool knew_others = false;
 };
 
 }  // namespace ringside::analysis

@@ -284,7 +284,7 @@ TEST_F(GroupTableReadings, PartialsMergeIntoTheTableOnePassBuilds) {
   GroupTable merged(set_);
   match_in_halves(merged);
   expect_same_gaps(whole, merged);
-  ASSERT_TRUE(whole.any_alongside());
+  ASSERT_TRUE(whole.measures_again());
   // The second pass: each half re-measured on a table of its own, merged in place on the first.
   whole.reset_gaps();
   add(whole, 0, set_.ranks.size(), true);
