@@ -74,6 +74,15 @@ Finding rank_finding(const Context& ctx, int64_t r, const char* subkind, double 
   return f;
 }
 
+// What the others waited for late ranks, s.  The part at ops their hosts issued late
+// (OwnCompute::issued_late: the stream stood idle, waiting for the host) was held up on the
+// host: when an average rank's threads waited for a CPU at least as long, it is not known to
+// be theirs (as for imbalance and intermittent stragglers), and is left out.
+double straggler_cost_s(const Context& ctx, const Lateness& l) {
+  const double host = l.host_cost_ns / 1e9;
+  return l.cost_ns / 1e9 - (host > 0 && ctx.host_wait_covers(host) ? host : 0);
+}
+
 // Ops that hold the job up now and then are one rank's only from this many on.
 constexpr uint64_t kMinIntermittentOps = 3;
 
@@ -146,7 +155,7 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierO
     f.ranks = node_ranks;
     f.nodes = {node};
     const Lateness sum = set_lateness(ctx, node_ranks);
-    f.cost_s = sum.cost_ns / 1e9;
+    f.cost_s = straggler_cost_s(ctx, sum);
     const double rel = relative_excess(sum);
     CauseGuess cause = gpu_cause(ctx, node_ranks);
     f.evidence = "All " + std::to_string(node_ranks.size()) + " ranks of " + node + " compute " +
@@ -174,10 +183,10 @@ void detect_stragglers(const Context& ctx, const LateRanks& late, const OutlierO
   for (int64_t r : remaining) {
     if (!late.any_alone({r})) continue;
     alone.emplace_back(r, pooled_lateness(ctx, r));
-    costly += alone.back().second.cost_ns / 1e9 >= min_cost;
+    costly += straggler_cost_s(ctx, alone.back().second) >= min_cost;
   }
   for (const auto& [r, l] : alone) {
-    const double cost = l.cost_ns / 1e9;
+    const double cost = straggler_cost_s(ctx, l);
     // A rank beside a slower one costs little now (the others wait for that one) and
     // as much as its own lateness once that one is fixed, when that one is a straggler
     // that costs the job as it is (a finding to fix).  Behind ranks that only arrive

@@ -214,6 +214,9 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (started_between(p.end, x.arrival, here)) flags_[i] |= kSplit;
     ComputeReadings r;
     const int64_t gap = x.arrival - p.end;
+    if (ops[i].t_enter_ns != trace::kUnknownTime && gap > 0 &&
+        2 * (rank.to_job(ops[i].t_enter_ns) - p.end) > gap)
+      flags_[i] |= kIssuedLate;
     const int64_t every_held = gap - all.other_busy(stream, p.end, x.arrival);
     r[1] = never_only ? gap - never.other_busy(stream, p.end, x.arrival) : every_held;
     r[0] = held_only ? gap - timeline.other_busy(stream, p.end, x.arrival) : every_held;

@@ -141,10 +141,15 @@ class OwnCompute {
   // several stretches of compute (a rank issues an op between two of its kernels), each
   // with noise of its own.
   bool split(size_t i) const { return (flags_[i] & kSplit) != 0; }
+  // The host issued ops[i] after more than half of the gap before it had passed (since the
+  // previous op on its stream ended): its stream stood idle, waiting for the host rather
+  // than for the GPU's compute (an MPI barrier, a data loader, a process left waiting for
+  // a core).  A host that runs ahead of its GPU issues ops before their stream frees.
+  bool issued_late(size_t i) const { return (flags_[i] & kIssuedLate) != 0; }
 
  private:
   static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
-                           kSplit = 16, kHasReadings = 32;
+                           kSplit = 16, kHasReadings = 32, kIssuedLate = 64;
   std::vector<uint32_t> order_;
   // Set where flags_ has kHasReadings; the others are never written (nor read): the
   // array is not filled, one of the costliest parts of building it for every op.

@@ -17,6 +17,7 @@ void Lateness::add(const Lateness& o) {
   excess_sq_sum += o.excess_sq_sum;
   gap_sum += o.gap_sum;
   cost_ns += o.cost_ns;
+  host_cost_ns += o.host_cost_ns;
   wait_ns += o.wait_ns;
   above += o.above;
   below += o.below;
@@ -63,7 +64,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
   int64_t prev_held_end = kNever;  // of ops that held the rank up
   RankComms comms(set, rank.rank);
-  auto visit = [&](const trace::OpRecord& op, const ComputeReadings* before, bool alongside) {
+  auto visit = [&](const trace::OpRecord& op, const ComputeReadings* before, bool alongside,
+                   bool issued_late) {
     const int ci = comms.of(op.comm_id).index;
     if (ci < 0) return;
     const OpTimes t = op_times(rank, op);
@@ -131,13 +133,16 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
       const double margin =
           static_cast<double>(g->max_arrival - std::max(g->second_arrival, g->min_arrival));
       // Others waited `margin` for us; our own excess is what we added to it.
-      l.cost_ns += std::clamp(excess, 0.0, margin);
+      const double cost = std::clamp(excess, 0.0, margin);
+      l.cost_ns += cost;
+      if (issued_late) l.host_cost_ns += cost;
     }
   };
   records_ += all.size();
   HeldOwnCompute measured;
   const OwnCompute& own = table_.own_compute(rank, all, held != nullptr ? *held : measured);
-  for (uint32_t i : own.order()) visit(all[i], own.before(i), own.ran_alongside(i));
+  for (uint32_t i : own.order())
+    visit(all[i], own.before(i), own.ran_alongside(i), own.issued_late(i));
   for (const auto& op : rank.pending) {
     auto it = set.comm_index.find(op.comm_id);
     if (it == set.comm_index.end()) continue;

@@ -55,6 +55,9 @@ struct Lateness {
   double excess_sq_sum = 0;
   double gap_sum = 0;  // own gaps, ns
   double cost_ns = 0;  // time the others waited for this rank because of its excess
+  // The part of cost_ns at ops its host issued late (OwnCompute::issued_late): held up on
+  // the host, not on its GPU.
+  double host_cost_ns = 0;
   double wait_ns = 0;  // time this rank waited for the last arrival
   // The excess summed over the ops where it counted as late: what the rank would cost
   // with no slower rank beside it (a slower one hides it: others wait for that one).

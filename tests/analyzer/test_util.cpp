@@ -115,7 +115,7 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
 
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
-                      std::span<const trace::OpRecord> ops, int64_t end_ns) {
+                      std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns) {
   trace::TraceMeta meta;
   meta.schema_version = trace::kSchemaVersion;
   meta.producer = "test";
@@ -137,6 +137,12 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
   auto w = trace::TraceWriter::create(dir + "/" + trace::trace_file_name(job, rank), meta);
   ASSERT_TRUE(w.ok()) << w.message();
   ASSERT_TRUE(w.value()->append(comms).ok());
+  if (host_wait_ns > 0 && !ops.empty()) {
+    trace::StatsRecord first{};
+    first.t_ns = ops.front().t_enter_ns - 1'000'000;
+    first.host_run_delay_ns = 1;
+    ASSERT_TRUE(w.value()->flush({}, first).ok());
+  }
   ASSERT_TRUE(w.value()->append(ops).ok());
   trace::EventRecord shutdown{};
   shutdown.t_ns = end_ns;
@@ -147,6 +153,7 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
   trace::StatsRecord stats{};
   stats.t_ns = end_ns;
   stats.ops_recorded = ops.size();
+  stats.host_run_delay_ns = static_cast<uint64_t>(host_wait_ns);
   ASSERT_TRUE(w.value()->flush({}, stats).ok());
   ASSERT_TRUE(w.value()->close().ok());
 }
