@@ -2,7 +2,9 @@
 // has sent, the chain's tail last; a reduce the other way round.  Between rounds of them
 // a benchmark (nccl-tests) meets in an MPI barrier the trace does not see, so the members
 // that ended first wait there longest, and the gap before the next round is that wait,
-// not compute.  Written op by op: ringside synth makes no rooted collectives.
+// not compute.  Leaving the barrier late, a rank's host issues its ops late, to an idle
+// stream: on hosts whose ranks waited for a CPU longer than that, not its own delay.
+// Written op by op: ringside synth makes no rooted collectives, nor barriers.
 #include <gtest/gtest.h>
 
 #include <cmath>
