@@ -46,10 +46,22 @@ void note_first_comm(int rank, int nranks, int device) {
   rt->writer_wake.wake();
 }
 
-uint32_t next_use(uint64_t key) {
+// Which communicator, of those this process creates from one unique id (`key`), an init
+// on `device` makes: the ranks a process drives on several GPUs (one init per device, in a
+// group or from several threads: nccl-tests -g/-t, one process per node) are members of
+// one; an init on a device that already has a member of the latest one starts the next.
+uint32_t next_use(uint64_t key, int device) {
   Runtime* rt = runtime();
   std::lock_guard<std::mutex> lock(rt->init_mutex);
-  return rt->unique_id_uses[key]++;
+  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
+  auto [it, first] = rt->unique_id_uses.try_emplace(key);
+  auto& u = it->second;
+  if (!first && (bit == 0 || (u.devices & bit) != 0)) {
+    ++u.use;
+    u.devices = 0;
+  }
+  u.devices |= bit;
+  return u.use;
 }
 
 void queue_comm_record(CommState* cs) {
@@ -188,7 +200,7 @@ ncclResult_t init_from_unique_id(ncclComm_t* comm, int nranks, const ncclUniqueI
   note_first_comm(rank, nranks, device);
   uint32_t use = 0;
   try {
-    use = next_use(hash_bytes(id.internal, sizeof id.internal));
+    use = next_use(hash_bytes(id.internal, sizeof id.internal), device);
   } catch (...) {
   }
   const ncclResult_t rc = call_real();
@@ -244,12 +256,13 @@ ncclResult_t comm_init_all(decltype(&pncclCommInitAll) real, ncclComm_t* comm, i
 ncclResult_t comm_init_rank_scalable(decltype(&pncclCommInitRankScalable) real, ncclComm_t* newcomm,
                                      int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                      ncclConfig_t* config) {
-  note_first_comm(myrank, nranks, current_device());
+  const int device = current_device();
+  note_first_comm(myrank, nranks, device);
   uint64_t id = 0;
   try {
     if (commIds != nullptr && nId > 0) {
       const size_t n = static_cast<size_t>(nId);
-      const uint32_t use = next_use(hash_bytes(commIds, sizeof(ncclUniqueId) * n));
+      const uint32_t use = next_use(hash_bytes(commIds, sizeof(ncclUniqueId) * n), device);
       id = comm_id_from_unique_ids(commIds, sizeof(ncclUniqueId), n, use);
     }
   } catch (...) {

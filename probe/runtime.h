@@ -74,7 +74,11 @@ struct Runtime {
 
   // Init-path bookkeeping (never touched on the op hot path).
   std::mutex init_mutex;
-  std::map<uint64_t, uint32_t> unique_id_uses;
+  struct UniqueIdUse {
+    uint32_t use = 0;      // communicators made from the id before the latest
+    uint64_t devices = 0;  // CUDA ordinals (< 64) with a member of the latest
+  };
+  std::map<uint64_t, UniqueIdUse> unique_id_uses;
   uint32_t init_all_count = 0;
 
   // Held by whoever is inside HDF5 (the writer thread) and by fork() while

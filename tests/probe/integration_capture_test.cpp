@@ -201,22 +201,35 @@ TEST(ProbeOnSim, ExampleWithTensorAndPipelineGroups) {
 }
 
 // Every other way to make a communicator: non-blocking split, shrink,
-// InitRankScalable, and InitAll (two members in one process, one group).
+// InitRankScalable, two members per process of one communicator from one unique id
+// (in one group, on two devices), and InitAll (two members in one process, one group).
 TEST(ProbeOnSim, EveryKindOfCommunicatorIsTraced) {
   RINGSIDE_REQUIRE_FILE(Paths::app());
   const std::string dir = make_temp_dir("inits");
   const auto traces = traced_run(2, {Paths::app(), "inits"}, dir, true);
   ASSERT_EQ(traces.size(), 2u);
+  std::set<uint64_t> two_per_process;  // its id, on either process
   for (const auto& t : traces) {
     const bool shrinks = t.meta.rank == 0;  // the last rank is excluded from the shrink
     std::map<trace::CommOrigin, int> origins;
     std::map<trace::CommOrigin, uint64_t> id_of;
+    std::vector<trace::CommRecord> of_four;  // the world has 2 ranks; the pair's has 4
     for (const auto& c : t.comms) {
       const auto o = static_cast<trace::CommOrigin>(c.origin);
       ++origins[o];
+      if (o == trace::CommOrigin::kInitRank && c.nranks == 4) {
+        of_four.push_back(c);
+        continue;
+      }
       id_of[o] = c.comm_id;
     }
-    EXPECT_EQ(origins[trace::CommOrigin::kInitRank], 1) << t.path;
+    EXPECT_EQ(origins[trace::CommOrigin::kInitRank], 3) << t.path;
+    ASSERT_EQ(of_four.size(), 2u) << t.path;
+    EXPECT_EQ(of_four[0].comm_id, of_four[1].comm_id) << t.path << ": one communicator";
+    EXPECT_NE(of_four[0].rank, of_four[1].rank) << t.path;
+    two_per_process.insert(of_four[0].comm_id);
+    EXPECT_EQ(t.ops_by_comm().at(of_four[0].comm_id).size(), 2u)
+        << t.path << ": one all-reduce per member";
     EXPECT_EQ(origins[trace::CommOrigin::kSplit], 1) << t.path << ": the non-blocking split";
     EXPECT_EQ(origins[trace::CommOrigin::kShrink], shrinks ? 1 : 0) << t.path;
     EXPECT_EQ(origins[trace::CommOrigin::kInitScalable], 1) << t.path;
@@ -236,8 +249,9 @@ TEST(ProbeOnSim, EveryKindOfCommunicatorIsTraced) {
       EXPECT_NE(pair[0].group_id, 0u);
       EXPECT_EQ(pair[0].group_id, pair[1].group_id);
     }
-    EXPECT_EQ(t.ops.size(), shrinks ? 5u : 4u) << t.path;
+    EXPECT_EQ(t.ops.size(), shrinks ? 7u : 6u) << t.path;
   }
+  EXPECT_EQ(two_per_process.size(), 1u) << "the same id on every process";
   expect_device_timed(traces);
   std::filesystem::remove_all(dir);
 }

@@ -165,6 +165,36 @@ int mode_inits(ncclComm_t world) {
     ncclCommDestroy(scalable);
   }
 
+  // Two members per process of one communicator from one unique id, initialized in one
+  // group on devices 0 and 1 (nccl-tests -g 2; one process per node).
+  ncclComm_t pair[2] = {nullptr, nullptr};
+  if (ncclGetUniqueId(&id) == ncclSuccess) {
+    ncclGroupStart();
+    for (int d = 0; d < 2; ++d) {
+      check_cuda(cudaSetDevice(d), "cudaSetDevice");
+      ncclCommInitRank(&pair[d], 2 * g_world, id, 2 * g_rank + d);
+    }
+    rc = ncclGroupEnd();
+    report("two_per_process", rc, 0);
+    if (rc == ncclSuccess) {
+      cudaStream_t s[2];
+      float* buf[2];
+      for (int d = 0; d < 2; ++d) {
+        check_cuda(cudaSetDevice(d), "cudaSetDevice");
+        check_cuda(cudaStreamCreate(&s[d]), "cudaStreamCreate");
+        check_cuda(cudaMalloc(&buf[d], 64 * sizeof(float)), "cudaMalloc");
+        check_cuda(cudaMemsetAsync(buf[d], 0, 64 * sizeof(float), s[d]), "memset");
+      }
+      ncclGroupStart();
+      for (int d = 0; d < 2; ++d)
+        ncclAllReduce(buf[d], buf[d], 64, ncclFloat, ncclSum, pair[d], s[d]);
+      rc = ncclGroupEnd();
+      for (int d = 0; d < 2; ++d) check_cuda(cudaStreamSynchronize(s[d]), "sync");
+      report("two_per_process_reduce", rc, 0);
+      for (int d = 0; d < 2; ++d) ncclCommDestroy(pair[d]);
+    }
+  }
+
   // InitAll: a private 2-GPU communicator in each process, driven as one group.
   int devs[2] = {0, 1};
   ncclComm_t local[2] = {nullptr, nullptr};
