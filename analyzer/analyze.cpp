@@ -361,12 +361,17 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     report.extra["host_cpu_wait_s"] = *host_wait;
     const double job = ctx.job_seconds();
     if (job > 0 && *host_wait >= ctx.th.imbalance_min_cost_fraction * job) {
+      // Counted between the flushes around the job's span (from the process's start when
+      // it flushed once): it can exceed the span.
+      const std::string wait_share =
+          *host_wait < job ? fmt("%.0f", 100 * *host_wait / job) + "% of the job"
+                           : "more than the job lasted: counted between the flushes around it";
       report.warnings.push_back(
           "the hosts were short of CPU: each rank's threads waited " + fmt("%.2f", *host_wait) +
-          " s on average for a core (" + fmt("%.0f", 100 * *host_wait / job) +
-          "% of the job; run-queue delay): timings are disturbed, and uneven compute that "
-          "costs no more than that is not taken for data-dependent imbalance, nor a rank "
-          "slow now and then for an intermittent straggler");
+          " s on average for a core (" + wait_share +
+          "; run-queue delay): timings are disturbed, and uneven compute that costs no more "
+          "than that is not taken for data-dependent imbalance, nor a rank slow now and then "
+          "for an intermittent straggler, nor ops a rank's host issued late for a straggler's");
     }
   }
   report.extra["usage"] = job_usage(set, ctx);

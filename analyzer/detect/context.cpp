@@ -34,13 +34,20 @@ std::vector<std::string> Context::nodes_of(const std::vector<int64_t>& ranks) co
 std::optional<double> Context::mean_host_wait_s() const {
   double sum = 0;
   int ranks = 0;
+  std::vector<std::pair<int64_t, int64_t>> points;
   for (const RankInfo& ri : set.ranks) {
-    if (!ri.has_file || ri.run_delay.size() < 2) continue;
+    if (!ri.has_file || ri.run_delay.empty()) continue;
+    // The process's threads start with no delay at its clock reference (trace-local 0):
+    // a job shorter than the flush interval has a single flush, at its end.
+    points.clear();
+    if (ri.run_delay.front().first > 0) points.emplace_back(0, 0);
+    points.insert(points.end(), ri.run_delay.begin(), ri.run_delay.end());
+    if (points.size() < 2) continue;
     // From the last flush at or before the span's start to the first at or after its
     // end (flushes come every second or so).
-    int64_t from = ri.run_delay.front().second, to = ri.run_delay.back().second;
+    int64_t from = points.front().second, to = points.back().second;
     bool ended = false;
-    for (const auto& [t, delay] : ri.run_delay) {
+    for (const auto& [t, delay] : points) {
       const double at = static_cast<double>(ri.to_job(t));
       if (at <= job_start_ns) from = delay;
       if (!ended && at >= job_end_ns) {

@@ -33,6 +33,7 @@ struct Chain {
   int late_host_rank = -1;
   double late_host_ms = 0;
   double host_wait_s = 0;  // each rank's threads waited this long for a CPU
+  bool one_flush = false;  // known from one flush, at the end (a short job)
   uint64_t seed = 1;
 };
 
@@ -84,7 +85,7 @@ Report run_chain(const std::string& dir, const Chain& c) {
   for (int r = 0; r < kRanks; ++r) {
     const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
     write_hand_trace(dir, "chain", r, kRanks, kPerNode, {&comm, 1}, ops[r], end[r] + 10 * kMs,
-                     static_cast<int64_t>(c.host_wait_s * 1e9));
+                     static_cast<int64_t>(c.host_wait_s * 1e9), c.one_flush);
   }
   AnalyzeOptions options;
   options.progress = false;
@@ -149,15 +150,17 @@ TEST(RootedChain, AStragglerAmongRankedEndsIsStillNamed) {
 // (its host issues ops ahead of it) is one whatever the hosts waited.
 TEST(RootedChain, AHostLateOnlyWhileItsRanksWaitedForACpuIsNoStraggler) {
   for (trace::OpKind kind : {trace::OpKind::kBroadcast, trace::OpKind::kAllReduce}) {
-    for (double host_wait_s : {0.0, 3.0}) {
+    for (auto [host_wait_s, one_flush] : {std::pair{0.0, false}, {3.0, false}, {3.0, true}}) {
       TempDir dir("late-host");
       const Chain c{.kind = kind,
                     .late_host_rank = 3,
                     .late_host_ms = 6,
                     .host_wait_s = host_wait_s,
+                    .one_flush = one_flush,
                     .seed = 7};
       const Report r = run_chain(dir.path(), c);
-      const std::string what = name(c) + " host wait " + std::to_string(host_wait_s);
+      const std::string what =
+          name(c) + " host wait " + std::to_string(host_wait_s) + (one_flush ? " (one flush)" : "");
       if (host_wait_s > 0) {
         for (const auto& f : r.findings)
           ADD_FAILURE() << what << ": " << f.kind << "/" << f.subkind << ": " << f.evidence;

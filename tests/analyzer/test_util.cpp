@@ -115,7 +115,8 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
 
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
-                      std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns) {
+                      std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns,
+                      bool one_flush) {
   trace::TraceMeta meta;
   meta.schema_version = trace::kSchemaVersion;
   meta.producer = "test";
@@ -137,7 +138,7 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
   auto w = trace::TraceWriter::create(dir + "/" + trace::trace_file_name(job, rank), meta);
   ASSERT_TRUE(w.ok()) << w.message();
   ASSERT_TRUE(w.value()->append(comms).ok());
-  if (host_wait_ns > 0 && !ops.empty()) {
+  if (host_wait_ns > 0 && !one_flush && !ops.empty()) {
     trace::StatsRecord first{};
     first.t_ns = ops.front().t_enter_ns - 1'000'000;
     first.host_run_delay_ns = 1;

@@ -43,10 +43,12 @@ trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t
 trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm);
 // Writes rank `rank`'s closed trace of job `job` (`world` ranks, `per_node` to a node
 // named node1, node2, ...) into `dir`: its comms and ops, and tracing stopped at `end_ns`.
-// With `host_wait_ns`, its threads waited that long for a CPU from its first op to the end.
+// With `host_wait_ns`, its threads waited that long for a CPU from its first op to the end
+// (flushed before the first op and at the end; with `one_flush`, at the end only, as a
+// job shorter than the flush interval is: the wait then counts from the clock reference).
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
                       std::span<const trace::OpRecord> ops, int64_t end_ns,
-                      int64_t host_wait_ns = 0);
+                      int64_t host_wait_ns = 0, bool one_flush = false);
 
 }  // namespace ringside::analysis::test
