@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "load/trace_set.h"
-#include "ringside/trace_writer.h"
 #include "test_util.h"
 
 namespace ringside::analysis::test {
@@ -15,21 +14,9 @@ constexpr int64_t kMs = 1'000'000;
 constexpr uint64_t kCommA = 0xa1, kCommB = 0xb2, kCommP = 0xc3;
 
 trace::OpRecord op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start) {
-  trace::OpRecord r{};
-  r.t_enter_ns = start - 20'000;
-  r.t_exit_ns = start - 10'000;
-  r.t_dev_start_ns = start;
-  r.t_dev_end_ns = start + kMs / 2;
-  r.comm_id = comm;
-  r.seq = seq;
+  trace::OpRecord r = hand_op(kind, comm, seq, start, start + kMs / 2);
   r.count = 1 << 18;
   r.bytes = 1 << 20;
-  r.stream = 0x7f0000001000ull;
-  r.peer = -1;
-  r.op = static_cast<uint8_t>(kind);
-  r.dtype = 7;
-  r.flags = trace::kFlagDeviceTimed;
-  r.status = static_cast<uint8_t>(trace::OpStatus::kComplete);
   return r;
 }
 
@@ -41,43 +28,9 @@ trace::OpRecord p2p(trace::OpKind kind, int peer, uint32_t peer_seq, int64_t sta
 }
 
 void write_rank(const std::string& dir, int rank, const std::vector<trace::OpRecord>& ops) {
-  trace::TraceMeta meta;
-  meta.schema_version = trace::kSchemaVersion;
-  meta.producer = "test";
-  meta.job_id = "window";
-  meta.rank = rank;
-  meta.world_size = 2;
-  meta.rank_source = "test";
-  meta.node = "node" + std::to_string(1 + rank);
-  meta.hostname = meta.node;
-  meta.pid = 100 + rank;
-  meta.gpu_name = "test GPU";
-  meta.clock_realtime_ns = 1'700'000'000'000'000'000;
-  auto w = trace::TraceWriter::create(dir + "/" + trace::trace_file_name("window", rank), meta);
-  ASSERT_TRUE(w.ok()) << w.message();
   std::vector<trace::CommRecord> comms;
-  for (uint64_t id : {kCommA, kCommB, kCommP}) {
-    trace::CommRecord c{};
-    c.comm_id = id;
-    c.color = -1;
-    c.key = -1;
-    c.nranks = 2;
-    c.rank = rank;
-    c.origin = static_cast<uint8_t>(trace::CommOrigin::kInitRank);
-    comms.push_back(c);
-  }
-  ASSERT_TRUE(w.value()->append(std::span<const trace::CommRecord>(comms)).ok());
-  ASSERT_TRUE(w.value()->append(std::span<const trace::OpRecord>(ops)).ok());
-  trace::EventRecord shutdown{};
-  shutdown.t_ns = ops.back().t_dev_end_ns + kMs;
-  shutdown.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
-  shutdown.device = -1;
-  ASSERT_TRUE(w.value()->append(std::span<const trace::EventRecord>(&shutdown, 1)).ok());
-  trace::StatsRecord stats{};
-  stats.t_ns = shutdown.t_ns;
-  stats.ops_recorded = ops.size();
-  ASSERT_TRUE(w.value()->flush({}, stats).ok());
-  ASSERT_TRUE(w.value()->close().ok());
+  for (uint64_t id : {kCommA, kCommB, kCommP}) comms.push_back(hand_comm(id, 2, rank));
+  write_hand_trace(dir, "window", rank, 2, 1, comms, ops, ops.back().t_dev_end_ns + kMs);
 }
 
 // Rank 0 makes its four all-reduces on A and its five sends to rank 1 first, then

@@ -132,6 +132,25 @@ ncclResult_t wait_ready(ncclComm_t comm) {
   return state;
 }
 
+// One all-reduce on each of a process's two members (devices 0 and 1) of a communicator,
+// issued in one group; then both are destroyed.
+void reduce_on_both(ncclComm_t comms[2], const char* what) {
+  cudaStream_t s[2];
+  float* buf[2];
+  for (int d = 0; d < 2; ++d) {
+    check_cuda(cudaSetDevice(d), "cudaSetDevice");
+    check_cuda(cudaStreamCreate(&s[d]), "cudaStreamCreate");
+    check_cuda(cudaMalloc(&buf[d], 64 * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMemsetAsync(buf[d], 0, 64 * sizeof(float), s[d]), "memset");
+  }
+  ncclGroupStart();
+  for (int d = 0; d < 2; ++d) ncclAllReduce(buf[d], buf[d], 64, ncclFloat, ncclSum, comms[d], s[d]);
+  const ncclResult_t rc = ncclGroupEnd();
+  for (int d = 0; d < 2; ++d) check_cuda(cudaStreamSynchronize(s[d]), "sync");
+  report(what, rc, 0);
+  for (int d = 0; d < 2; ++d) ncclCommDestroy(comms[d]);
+}
+
 int mode_inits(ncclComm_t world) {
   // Non-blocking split: returns at once, ready later.
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
@@ -176,23 +195,7 @@ int mode_inits(ncclComm_t world) {
     }
     rc = ncclGroupEnd();
     report("two_per_process", rc, 0);
-    if (rc == ncclSuccess) {
-      cudaStream_t s[2];
-      float* buf[2];
-      for (int d = 0; d < 2; ++d) {
-        check_cuda(cudaSetDevice(d), "cudaSetDevice");
-        check_cuda(cudaStreamCreate(&s[d]), "cudaStreamCreate");
-        check_cuda(cudaMalloc(&buf[d], 64 * sizeof(float)), "cudaMalloc");
-        check_cuda(cudaMemsetAsync(buf[d], 0, 64 * sizeof(float), s[d]), "memset");
-      }
-      ncclGroupStart();
-      for (int d = 0; d < 2; ++d)
-        ncclAllReduce(buf[d], buf[d], 64, ncclFloat, ncclSum, pair[d], s[d]);
-      rc = ncclGroupEnd();
-      for (int d = 0; d < 2; ++d) check_cuda(cudaStreamSynchronize(s[d]), "sync");
-      report("two_per_process_reduce", rc, 0);
-      for (int d = 0; d < 2; ++d) ncclCommDestroy(pair[d]);
-    }
+    if (rc == ncclSuccess) reduce_on_both(pair, "two_per_process_reduce");
   }
 
   // InitAll: a private 2-GPU communicator in each process, driven as one group.
@@ -200,23 +203,7 @@ int mode_inits(ncclComm_t world) {
   ncclComm_t local[2] = {nullptr, nullptr};
   rc = ncclCommInitAll(local, 2, devs);
   report("init_all", rc, 0);
-  if (rc == ncclSuccess) {
-    cudaStream_t s[2];
-    float* buf[2];
-    for (int d = 0; d < 2; ++d) {
-      check_cuda(cudaSetDevice(d), "cudaSetDevice");
-      check_cuda(cudaStreamCreate(&s[d]), "cudaStreamCreate");
-      check_cuda(cudaMalloc(&buf[d], 64 * sizeof(float)), "cudaMalloc");
-      check_cuda(cudaMemsetAsync(buf[d], 0, 64 * sizeof(float), s[d]), "memset");
-    }
-    ncclGroupStart();
-    for (int d = 0; d < 2; ++d)
-      ncclAllReduce(buf[d], buf[d], 64, ncclFloat, ncclSum, local[d], s[d]);
-    rc = ncclGroupEnd();
-    for (int d = 0; d < 2; ++d) check_cuda(cudaStreamSynchronize(s[d]), "sync");
-    report("init_all_reduce", rc, 0);
-    for (int d = 0; d < 2; ++d) ncclCommDestroy(local[d]);
-  }
+  if (rc == ncclSuccess) reduce_on_both(local, "init_all_reduce");
   if (nb != nullptr) ncclCommDestroy(nb);
   return 0;
 }
