@@ -67,7 +67,10 @@ struct Root {
   bool weak = false;
   int64_t rank = -1;  // kMissing, kNoTrace, kDead, kStall
   int op = -1;        // kStall: the op that never started
-  int group = -1;     // kStuck, kDesync; the first group waiting on a rank root
+  // kStall: the GPU started the op (a send/recv whose peer finished its half, with nothing
+  // issued beside it still outstanding) and never completed it.
+  bool started = false;
+  int group = -1;  // kStuck, kDesync; the first group waiting on a rank root
   std::set<int64_t> victims;
   double waited_s = 0;
 };
@@ -122,6 +125,7 @@ class WaitGraph {
   int group_for(const Outstanding& o);
   bool entered(int64_t rank, const Group& g) const;
   bool done_by_others(const Outstanding& o) const;
+  bool peer_done(const Outstanding& o) const;
   const Outstanding* outstanding_of(int64_t rank, int group) const;
   int add_root(Root r);
   bool snapshot_final(int64_t rank, uint64_t comm_id) const;
@@ -318,6 +322,20 @@ bool WaitGraph::done_by_others(const Outstanding& o) const {
   return others;
 }
 
+// The peer of a send/recv finished its half: it entered it and has it outstanding no
+// more.  This rank's half then waits for nothing of the peer's, only for the ops issued
+// with it in one NCCL group (edges()).
+bool WaitGraph::peer_done(const Outstanding& o) const {
+  const Group& g = groups_[static_cast<size_t>(o.group)];
+  if (!g.p2p) return false;
+  const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+  const int64_t src = c.members[static_cast<size_t>(g.src)];
+  const int64_t peer = o.rank == src ? c.members[static_cast<size_t>(g.dst)] : src;
+  return peer >= 0 && set_.ranks[static_cast<size_t>(peer)].has_file &&
+         !ends_[static_cast<size_t>(peer)].dead && entered(peer, g) &&
+         outstanding_of(peer, o.group) == nullptr;
+}
+
 const Outstanding* WaitGraph::outstanding_of(int64_t rank, int group) const {
   for (int i : by_rank_[static_cast<size_t>(rank)]) {
     if (ops_[static_cast<size_t>(i)].group == group) return &ops_[static_cast<size_t>(i)];
@@ -352,12 +370,33 @@ void WaitGraph::edges() {
   cross_stream_only_.assign(ops_.size(), false);
   const double min_wait = ctx_.th.hang_min_wait_s;
 
-  // An op waits for its group (and, if its device never started it, its stream).
+  // An op waits for its group (and, if its device never started it, its stream), and
+  // for the rank's other outstanding ops issued on its stream in the same
+  // ncclGroupStart/End: one launch runs them, and they complete together (a send/recv
+  // exchange's send, done on the peer, still waits for the receive grouped with it).
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Outstanding& o = ops_[i];
     auto& d = deps_[static_cast<size_t>(op_node(static_cast<int>(i)))];
-    if (!done_by_others(o)) d.push_back(group_node(o.group));
+    if (!done_by_others(o) && !peer_done(o)) d.push_back(group_node(o.group));
     if (!o.started) d.push_back(stream_node(static_cast<int>(i)));
+    if (o.rec.group_id != 0) {
+      for (int j : by_rank_[static_cast<size_t>(o.rank)]) {
+        const Outstanding& e = ops_[static_cast<size_t>(j)];
+        if (j != static_cast<int>(i) && e.rec.group_id == o.rec.group_id &&
+            e.rec.stream == o.rec.stream)
+          d.push_back(op_node(j));
+      }
+    }
+    // Started, its peer's half done, nothing beside it outstanding: what holds it is on
+    // this rank's side (its GPU, or the data on its way in).
+    if (d.empty() && o.started && peer_done(o)) {
+      Root r{RootKind::kStall};
+      r.rank = o.rank;
+      r.op = static_cast<int>(i);
+      r.started = true;
+      r.weak = !snapshot_final(o.rank, o.rec.comm_id);
+      root_of_node_[static_cast<size_t>(op_node(static_cast<int>(i)))] = add_root(r);
+    }
   }
   // A stream waits for the rank's earlier outstanding ops: the last one on the
   // same stream for certain; otherwise those on other streams (event waits).
@@ -646,14 +685,21 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       f.ranks = {r.rank};
       f.confidence = 0.85;
       if (r.weak) f.confidence = 0.5;
-      f.evidence = "On rank " + std::to_string(r.rank) + " the GPU never started " + at +
-                   " (enqueued " + fmt("%.0f", o.waited_s) +
-                   " s before the end of its trace, nothing earlier outstanding on its streams); " +
-                   waiting + ": a stalled GPU or stream." +
-                   (r.weak ? std::string(" Its last snapshot may predate the end (the process "
-                                         "was killed before its final flush, or the "
-                                         "communicator was aborted).")
-                           : std::string());
+      f.evidence =
+          "On rank " + std::to_string(r.rank) +
+          (r.started ? " the GPU started " + at + " and never completed it (entered " +
+                           fmt("%.0f", o.waited_s) +
+                           " s before the end of its trace), though its peer completed its "
+                           "half and nothing issued beside it is outstanding; " +
+                           waiting + ": a stalled GPU or stream, or data lost on its way."
+                     : " the GPU never started " + at + " (enqueued " + fmt("%.0f", o.waited_s) +
+                           " s before the end of its trace, nothing earlier outstanding on its "
+                           "streams); " +
+                           waiting + ": a stalled GPU or stream.") +
+          (r.weak ? std::string(" Its last snapshot may predate the end (the process "
+                                "was killed before its final flush, or the "
+                                "communicator was aborted).")
+                  : std::string());
       break;
     }
     case RootKind::kStuck: {

@@ -116,7 +116,7 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
                       std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns,
-                      bool one_flush) {
+                      bool one_flush, std::span<const trace::OpRecord> pending) {
   trace::TraceMeta meta;
   meta.schema_version = trace::kSchemaVersion;
   meta.producer = "test";
@@ -155,7 +155,8 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
   stats.t_ns = end_ns;
   stats.ops_recorded = ops.size();
   stats.host_run_delay_ns = static_cast<uint64_t>(host_wait_ns);
-  ASSERT_TRUE(w.value()->flush({}, stats).ok());
+  stats.pending_ops = pending.size();
+  ASSERT_TRUE(w.value()->flush(pending, stats).ok());
   ASSERT_TRUE(w.value()->close().ok());
 }
 

@@ -1,0 +1,92 @@
+// A send/recv ring that hangs, as NVIDIA's sendrecv_perf does when one GPU stalls: each
+// rank sends to the next and receives from the previous in one ncclGroupStart/End, and
+// the host runs ahead.  Rank 2's GPU starts its receive of round 10 and never completes
+// it, though rank 1's send of that round completed; every other rank ends up waiting in
+// a later round for a half that waits, through the ring, for rank 2.  A send completed
+// on one side says nothing of the receive on the other, and a half whose peer is done
+// waits only for what was grouped with it: the culprit is rank 2, not a "stuck
+// transfer" between every pair of neighbours.  Written op by op.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int kRanks = 4, kRounds = 14, kStallRound = 10;
+constexpr uint64_t kWorld = 0x7400;
+
+trace::OpRecord half(trace::OpKind kind, int peer, int round, int64_t start, int64_t end) {
+  trace::OpRecord r = hand_op(kind, kWorld, 0, start, end);
+  r.peer = peer;
+  r.peer_seq = static_cast<uint32_t>(round);
+  r.group_id = static_cast<uint32_t>(round + 1);
+  r.flags |= trace::kFlagInGroup;
+  return r;
+}
+
+// An outstanding half: entered at `enter`, started on the device at `start` (or not).
+trace::OpRecord outstanding(trace::OpKind kind, int peer, int round, int64_t enter, int64_t start) {
+  trace::OpRecord r = half(kind, peer, round, start, trace::kUnknownTime);
+  r.t_enter_ns = enter;
+  r.t_exit_ns = enter + 10'000;
+  r.t_dev_start_ns = start;
+  r.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
+  return r;
+}
+
+TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) {
+  TempDir dir("p2p-hang");
+  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
+  for (int r = 0; r < kRanks; ++r) {
+    const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
+    std::vector<trace::OpRecord> ops, pending;
+    for (int k = 0; k < kRounds; ++k) {
+      const int64_t at = t0 + k * 2 * kMs, done = at + kMs;
+      const int64_t entered = t0 + k * 10'000;  // the host ran ahead
+      if (k < kStallRound) {
+        ops.push_back(half(trace::OpKind::kSend, next, k, at, done));
+        ops.push_back(half(trace::OpKind::kRecv, prev, k, at, done));
+      } else if (k == kStallRound) {
+        // Every send of the round completes; so do the receives but rank 2's, which
+        // its GPU started and never finished.
+        ops.push_back(half(trace::OpKind::kSend, next, k, at, done));
+        if (r == 2) {
+          pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, at));
+        } else {
+          ops.push_back(half(trace::OpKind::kRecv, prev, k, at, done));
+        }
+      } else if (k == kStallRound + 1 && r != 2) {
+        // The next round's send started (waiting for its receiver), its receive not.
+        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, at));
+        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
+      } else {
+        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, trace::kUnknownTime));
+        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
+      }
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir.path(), "ring", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
+  }
+  AnalyzeOptions options;
+  options.progress = false;
+  auto report = analyze_directory(dir.path(), options);
+  ASSERT_TRUE(report.ok()) << report.message();
+  const Report& rep = report.value();
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_FALSE(rep.findings.empty());
+  const Finding& f = rep.findings[0];
+  EXPECT_EQ(f.kind, "hang");
+  EXPECT_EQ(f.subkind, "gpu_stall") << f.evidence;
+  EXPECT_EQ(f.ranks, std::vector<int64_t>{2}) << f.evidence;
+  EXPECT_EQ(f.seq, static_cast<uint64_t>(kStallRound));
+  for (size_t i = 1; i < rep.findings.size(); ++i) {
+    if (rep.findings[i].kind == "hang")
+      ADD_FAILURE() << "a second hang root: " << rep.findings[i].subkind << " "
+                    << rep.findings[i].evidence;
+  }
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
