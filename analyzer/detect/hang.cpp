@@ -70,6 +70,9 @@ struct Root {
   // kStall: the GPU started the op (a send/recv whose peer finished its half, with nothing
   // issued beside it still outstanding) and never completed it.
   bool started = false;
+  // kMissing: the rank is inside its call of op `op`, which never returned (its final
+  // snapshot says so), with nothing earlier outstanding on the call's stream.
+  bool in_call = false;
   int group = -1;  // kStuck, kDesync; the first group waiting on a rank root
   std::set<int64_t> victims;
   double waited_s = 0;
@@ -142,6 +145,8 @@ class WaitGraph {
   std::vector<std::vector<int>> by_rank_;  // outstanding op indices per rank, by enter time
   std::vector<std::vector<int>> deps_;
   std::vector<int> root_of_node_;  // root id if the node is a root, else -1
+  // Groups every member entered and started that wait for ops grouped with theirs.
+  std::vector<int> maybe_stuck_;
   std::vector<Root> roots_;
   std::vector<std::vector<int>> reach_;  // root ids each node leads to
   std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
@@ -232,8 +237,13 @@ void WaitGraph::decide_deaths() {
 // Orders every other rank's outstanding ops by entry.
 void WaitGraph::drop_dead_ranks_ops() {
   std::vector<Outstanding> kept;
-  for (const auto& o : ops_)
-    if (!ends_[static_cast<size_t>(o.rank)].dead && !done_by_others(o)) kept.push_back(o);
+  for (const auto& o : ops_) {
+    if (ends_[static_cast<size_t>(o.rank)].dead) continue;
+    // A call that had not returned when the rank closed its trace is no stale snapshot,
+    // whatever the others did with the op (its host is stuck in it).
+    if (!done_by_others(o) || (o.host_pending && snapshot_final(o.rank, o.rec.comm_id)))
+      kept.push_back(o);
+  }
   ops_ = std::move(kept);
   for (auto& v : by_rank_) v.clear();
   std::vector<int> order(ops_.size());
@@ -268,6 +278,18 @@ void WaitGraph::collect_outstanding() {
       o.group = group_for(o);
       if (o.group < 0) continue;
       ops_.push_back(o);
+    }
+  }
+  // Ops issued on one stream in one ncclGroupStart/End run in one launch: when one of
+  // them started, so did the others (a producer that times them one by one may not say).
+  for (Outstanding& o : ops_) {
+    if (o.started || o.rec.group_id == 0) continue;
+    for (const Outstanding& e : ops_) {
+      if (e.started && e.rank == o.rank && e.rec.group_id == o.rec.group_id &&
+          e.rec.stream == o.rec.stream) {
+        o.started = true;
+        break;
+      }
     }
   }
   by_rank_.resize(set_.ranks.size());
@@ -368,6 +390,7 @@ void WaitGraph::edges() {
   deps_.assign(static_cast<size_t>(node_count()), {});
   root_of_node_.assign(static_cast<size_t>(node_count()), -1);
   cross_stream_only_.assign(ops_.size(), false);
+  maybe_stuck_.clear();
   const double min_wait = ctx_.th.hang_min_wait_s;
 
   // An op waits for its group (and, if its device never started it, its stream), and
@@ -423,9 +446,12 @@ void WaitGraph::edges() {
       for (int j : other) d.push_back(op_node(j));
       cross_stream_only_[i] = true;
     } else {
-      Root r{RootKind::kStall};
+      // A call that never returned never handed the op to its GPU: the host is stuck in
+      // it (a rank missing from the op as the others see it).
+      Root r{o.host_pending ? RootKind::kMissing : RootKind::kStall};
       r.rank = o.rank;
       r.op = static_cast<int>(i);
+      r.in_call = o.host_pending;
       r.weak = !snapshot_final(o.rank, o.rec.comm_id);
       root_of_node_[static_cast<size_t>(stream_node(static_cast<int>(i)))] = add_root(r);
     }
@@ -475,6 +501,22 @@ void WaitGraph::edges() {
       d.push_back(u);
     }
     if (d.empty()) {
+      // Every member entered and started it.  A member's op issued in one NCCL group with
+      // others completes with them: the group may wait for those (its transfer done, the
+      // launch not), and is stuck itself only if they lead to nothing else (solve()).
+      for (int64_t m : members) {
+        const Outstanding* mo = m >= 0 ? outstanding_of(m, static_cast<int>(gi)) : nullptr;
+        if (mo == nullptr || mo->rec.group_id == 0) continue;
+        for (int j : by_rank_[static_cast<size_t>(m)]) {
+          const Outstanding& e = ops_[static_cast<size_t>(j)];
+          if (&e != mo && e.rec.group_id == mo->rec.group_id && e.rec.stream == mo->rec.stream)
+            d.push_back(op_node(j));
+        }
+      }
+      if (!d.empty()) {
+        maybe_stuck_.push_back(static_cast<int>(gi));
+        continue;
+      }
       Root r{RootKind::kStuck};
       r.group = static_cast<int>(gi);
       root_of_node_[static_cast<size_t>(group_node(static_cast<int>(gi)))] = add_root(r);
@@ -528,9 +570,20 @@ void WaitGraph::solve() {
       }
     }
     if (pass == 1) break;
+    bool retry = false;
+    // A group every member started, waiting only for ops grouped with its members' that
+    // lead nowhere but back to it (every transfer of a round stuck): stuck itself.
+    for (int gi : maybe_stuck_) {
+      const size_t g = static_cast<size_t>(group_node(gi));
+      if (!reach_[g].empty()) continue;
+      Root r{RootKind::kStuck};
+      r.group = gi;
+      root_of_node_[g] = add_root(r);
+      deps_[g].clear();
+      retry = true;
+    }
     // A stream waiting only on other streams' ops that lead nowhere but back
     // to it: the event-wait guess was wrong, the stream itself stalled.
-    bool retry = false;
     for (size_t i = 0; i < ops_.size(); ++i) {
       const size_t s = static_cast<size_t>(stream_node(static_cast<int>(i)));
       if (cross_stream_only_[i] && reach_[s].empty()) {
@@ -604,6 +657,19 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       f.subkind = "missing_rank";
       f.ranks = {r.rank};
       f.confidence = 0.9;
+      if (r.in_call) {
+        const Outstanding& o = ops_[static_cast<size_t>(r.op)];
+        f.evidence =
+            "Rank " + std::to_string(r.rank) + " entered " + at + " " + fmt("%.0f", o.waited_s) +
+            " s before the end of its trace and its call never returned, so its GPU never "
+            "got the op (nothing earlier was outstanding on its stream): its host is stuck "
+            "inside NCCL (a blocked launch or driver call) or in code NCCL called; " +
+            (r.victims.empty() ? std::string("the other members were not waiting in a traced "
+                                             "call (they completed the op, or wait outside "
+                                             "NCCL).")
+                               : waiting + ".");
+        break;
+      }
       std::string state =
           "it is stuck before this call, in its own code (or a call ringside does not trace).";
       const RankInfo& stuck = set_.ranks[static_cast<size_t>(r.rank)];
@@ -797,8 +863,14 @@ void WaitGraph::report(std::vector<Finding>& out) {
   std::map<std::tuple<int, uint64_t, uint64_t>, size_t> merged;
   for (size_t id = 0; id < roots_.size(); ++id) {
     const Root& r = roots_[id];
-    const bool lone_dead = r.kind == RootKind::kDead && r.victims.empty();
-    if (r.victims.empty() && !lone_dead) continue;
+    // Dead processes, and calls that never returned, are hangs also when nobody waited
+    // for them in a traced op (a job torn down right after a crash; the others waiting
+    // outside NCCL, in an MPI barrier).
+    const bool lone =
+        r.victims.empty() &&
+        (r.kind == RootKind::kDead ||
+         (r.in_call && !r.weak && ops_[static_cast<size_t>(r.op)].waited_s >= min_wait));
+    if (r.victims.empty() && !lone) continue;
     if (r.kind == RootKind::kDesync) {
       const Group& g = groups_[static_cast<size_t>(r.group)];
       const uint64_t cid = set_.comms[static_cast<size_t>(g.comm)].id;
@@ -814,9 +886,11 @@ void WaitGraph::report(std::vector<Finding>& out) {
     }
     Finding f = root_finding(r, id);
     f.consequences = consequences(static_cast<int>(id), r.rank);
-    // Ranks missing from (or dead before) the same op are one finding.
+    // Ranks missing from (or dead before) the same op are one finding; so are the stuck
+    // send/recv pairs of one round of an exchange (a ring's every transfer).
+    const bool stuck_pair = r.kind == RootKind::kStuck && groups_[static_cast<size_t>(r.group)].p2p;
     if ((r.kind == RootKind::kMissing || r.kind == RootKind::kNoTrace ||
-         r.kind == RootKind::kDead) &&
+         r.kind == RootKind::kDead || stuck_pair) &&
         f.comm) {
       const auto key = std::make_tuple(static_cast<int>(r.kind), *f.comm, f.seq.value_or(0));
       auto it = merged.find(key);
@@ -824,6 +898,23 @@ void WaitGraph::report(std::vector<Finding>& out) {
         Finding& into = out[it->second];
         into.ranks.insert(into.ranks.end(), f.ranks.begin(), f.ranks.end());
         std::sort(into.ranks.begin(), into.ranks.end());
+        into.ranks.erase(std::unique(into.ranks.begin(), into.ranks.end()), into.ranks.end());
+        if (stuck_pair) {
+          const int pairs = into.extra.value("stuck_pairs", 1) + 1;
+          into.extra["stuck_pairs"] = pairs;
+          into.evidence = f.evidence.substr(0, f.evidence.find(':')) + ", and so are " +
+                          std::to_string(pairs - 1) +
+                          " more send/recv pairs of that round (every rank listed): the "
+                          "transfers themselves are stuck (network, NCCL or driver), not a "
+                          "missing rank.";
+          for (const auto& n : f.nodes)
+            if (std::find(into.nodes.begin(), into.nodes.end(), n) == into.nodes.end())
+              into.nodes.push_back(n);
+          into.consequences.insert(into.consequences.end(), f.consequences.begin(),
+                                   f.consequences.end());
+          drop_ranks(into.consequences, into.ranks);
+          continue;
+        }
         into.nodes = ctx_.nodes_of(into.ranks);
         into.consequences.insert(into.consequences.end(), f.consequences.begin(),
                                  f.consequences.end());

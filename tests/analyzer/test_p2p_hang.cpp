@@ -5,7 +5,8 @@
 // a later round for a half that waits, through the ring, for rank 2.  A send completed
 // on one side says nothing of the receive on the other, and a half whose peer is done
 // waits only for what was grouped with it: the culprit is rank 2, not a "stuck
-// transfer" between every pair of neighbours.  Written op by op.
+// transfer" between every pair of neighbours.  Also every transfer of a round stuck, and a
+// call that never returned while the others waited outside NCCL.  Written op by op.
 #include <gtest/gtest.h>
 
 #include "test_util.h"
@@ -34,6 +35,14 @@ trace::OpRecord outstanding(trace::OpKind kind, int peer, int round, int64_t ent
   r.t_dev_start_ns = start;
   r.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
   return r;
+}
+
+Report analyze_dir(const std::string& dir) {
+  AnalyzeOptions options;
+  options.progress = false;
+  auto report = analyze_directory(dir, options);
+  EXPECT_TRUE(report.ok()) << report.message();
+  return report.ok() ? report.value() : Report{};
 }
 
 TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) {
@@ -69,11 +78,7 @@ TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) 
     const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
     write_hand_trace(dir.path(), "ring", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
   }
-  AnalyzeOptions options;
-  options.progress = false;
-  auto report = analyze_directory(dir.path(), options);
-  ASSERT_TRUE(report.ok()) << report.message();
-  const Report& rep = report.value();
+  const Report rep = analyze_dir(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   ASSERT_FALSE(rep.findings.empty());
   const Finding& f = rep.findings[0];
@@ -86,6 +91,70 @@ TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) 
       ADD_FAILURE() << "a second hang root: " << rep.findings[i].subkind << " "
                     << rep.findings[i].evidence;
   }
+}
+
+// Every transfer of a round stuck (the data never arrives): each rank's send started and
+// its receive, grouped with it, waits behind it on a producer that times ops one by one.
+// One launch runs both, so both started: every pair is stuck alike, one finding.
+TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
+  TempDir dir("p2p-freeze");
+  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
+  for (int r = 0; r < kRanks; ++r) {
+    const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
+    std::vector<trace::OpRecord> ops, pending;
+    for (int k = 0; k < kRounds; ++k) {
+      const int64_t at = t0 + k * 2 * kMs;
+      const int64_t entered = t0 + k * 10'000;
+      if (k < kStallRound) {
+        ops.push_back(half(trace::OpKind::kSend, next, k, at, at + kMs));
+        ops.push_back(half(trace::OpKind::kRecv, prev, k, at, at + kMs));
+      } else {
+        const int64_t started = k == kStallRound ? at : trace::kUnknownTime;
+        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, started));
+        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
+      }
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir.path(), "ring", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
+  }
+  const Report rep = analyze_dir(dir.path());
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_EQ(rep.findings.size(), 1u);
+  EXPECT_EQ(rep.findings[0].subkind, "all_stuck") << rep.findings[0].evidence;
+  EXPECT_EQ(rep.findings[0].ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(rep.findings[0].seq, static_cast<uint64_t>(kStallRound));
+}
+
+// A rank whose call of a collective never returned, while the others completed it and
+// then waited outside NCCL (an MPI barrier: nccl-tests between rounds): its final
+// snapshot is no stale one, and the job hung on it although no traced op waited.
+TEST(P2PHang, ACallThatNeverReturnedIsAHangWhenTheOthersWaitOutsideNccl) {
+  TempDir dir("call-never-returned");
+  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<trace::OpRecord> ops, pending;
+    for (uint64_t k = 0; k <= kStallRound; ++k) {
+      const int64_t at = t0 + static_cast<int64_t>(k) * 2 * kMs;
+      trace::OpRecord op = hand_op(trace::OpKind::kAllReduce, kWorld, k, at, at + kMs);
+      if (r == 2 && k == kStallRound) {
+        op.t_exit_ns = op.t_dev_start_ns = op.t_dev_end_ns = trace::kUnknownTime;
+        op.status = static_cast<uint8_t>(trace::OpStatus::kHostPending);
+        pending.push_back(op);
+      } else {
+        ops.push_back(op);
+      }
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir.path(), "call", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
+  }
+  const Report rep = analyze_dir(dir.path());
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_EQ(rep.findings.size(), 1u);
+  EXPECT_EQ(rep.findings[0].subkind, "missing_rank") << rep.findings[0].evidence;
+  EXPECT_EQ(rep.findings[0].ranks, std::vector<int64_t>{2});
+  EXPECT_EQ(rep.findings[0].seq, static_cast<uint64_t>(kStallRound));
+  EXPECT_NE(rep.findings[0].evidence.find("never returned"), std::string::npos)
+      << rep.findings[0].evidence;
 }
 
 }  // namespace
