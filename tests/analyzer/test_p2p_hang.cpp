@@ -9,6 +9,8 @@
 // call that never returned while the others waited outside NCCL.  Written op by op.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "test_util.h"
 
 namespace ringside::analysis::test {
@@ -37,6 +39,37 @@ trace::OpRecord outstanding(trace::OpKind kind, int peer, int round, int64_t ent
   return r;
 }
 
+// One round of one rank, as `round` lays it out: its completed ops and those outstanding
+// at the end.  The ring's rounds run 2 ms apart from t0, each entered 10 us after the
+// last (the host runs ahead).
+struct Round {
+  int rank, k, next, prev;
+  int64_t at, entered;
+  std::vector<trace::OpRecord>& ops;
+  std::vector<trace::OpRecord>& pending;
+};
+constexpr int64_t kT0 = 1000 * kMs;
+
+void write_ring(const std::string& dir, const std::function<void(Round&)>& round) {
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<trace::OpRecord> ops, pending;
+    for (int k = 0; k < kRounds; ++k) {
+      Round x{r,
+              k,
+              (r + 1) % kRanks,
+              (r + kRanks - 1) % kRanks,
+              kT0 + k * 2 * kMs,
+              kT0 + k * 10'000,
+              ops,
+              pending};
+      round(x);
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir, "ring", r, kRanks, 2, {&comm, 1}, ops, kT0 + 40'000 * kMs, 0, false,
+                     pending);
+  }
+}
+
 Report analyze_dir(const std::string& dir) {
   AnalyzeOptions options;
   options.progress = false;
@@ -47,37 +80,28 @@ Report analyze_dir(const std::string& dir) {
 
 TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) {
   TempDir dir("p2p-hang");
-  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
-  for (int r = 0; r < kRanks; ++r) {
-    const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
-    std::vector<trace::OpRecord> ops, pending;
-    for (int k = 0; k < kRounds; ++k) {
-      const int64_t at = t0 + k * 2 * kMs, done = at + kMs;
-      const int64_t entered = t0 + k * 10'000;  // the host ran ahead
-      if (k < kStallRound) {
-        ops.push_back(half(trace::OpKind::kSend, next, k, at, done));
-        ops.push_back(half(trace::OpKind::kRecv, prev, k, at, done));
-      } else if (k == kStallRound) {
-        // Every send of the round completes; so do the receives but rank 2's, which
-        // its GPU started and never finished.
-        ops.push_back(half(trace::OpKind::kSend, next, k, at, done));
-        if (r == 2) {
-          pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, at));
-        } else {
-          ops.push_back(half(trace::OpKind::kRecv, prev, k, at, done));
-        }
-      } else if (k == kStallRound + 1 && r != 2) {
-        // The next round's send started (waiting for its receiver), its receive not.
-        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, at));
-        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
+  write_ring(dir.path(), [](Round& x) {
+    const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
+    const int64_t done = x.at + kMs, never = trace::kUnknownTime;
+    if (x.k < kStallRound) {
+      x.ops.push_back(half(send, x.next, x.k, x.at, done));
+      x.ops.push_back(half(recv, x.prev, x.k, x.at, done));
+    } else if (x.k == kStallRound) {
+      // Every send of the round completes; so do the receives but rank 2's, which its
+      // GPU started and never finished.
+      x.ops.push_back(half(send, x.next, x.k, x.at, done));
+      if (x.rank == 2) {
+        x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, x.at));
       } else {
-        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, trace::kUnknownTime));
-        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
+        x.ops.push_back(half(recv, x.prev, x.k, x.at, done));
       }
+    } else {
+      // The next round's send started (waiting for its receiver) but on rank 2.
+      const bool started = x.k == kStallRound + 1 && x.rank != 2;
+      x.pending.push_back(outstanding(send, x.next, x.k, x.entered, started ? x.at : never));
+      x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, never));
     }
-    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
-    write_hand_trace(dir.path(), "ring", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
-  }
+  });
   const Report rep = analyze_dir(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   ASSERT_FALSE(rep.findings.empty());
@@ -98,25 +122,17 @@ TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) 
 // One launch runs both, so both started: every pair is stuck alike, one finding.
 TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
   TempDir dir("p2p-freeze");
-  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
-  for (int r = 0; r < kRanks; ++r) {
-    const int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
-    std::vector<trace::OpRecord> ops, pending;
-    for (int k = 0; k < kRounds; ++k) {
-      const int64_t at = t0 + k * 2 * kMs;
-      const int64_t entered = t0 + k * 10'000;
-      if (k < kStallRound) {
-        ops.push_back(half(trace::OpKind::kSend, next, k, at, at + kMs));
-        ops.push_back(half(trace::OpKind::kRecv, prev, k, at, at + kMs));
-      } else {
-        const int64_t started = k == kStallRound ? at : trace::kUnknownTime;
-        pending.push_back(outstanding(trace::OpKind::kSend, next, k, entered, started));
-        pending.push_back(outstanding(trace::OpKind::kRecv, prev, k, entered, trace::kUnknownTime));
-      }
+  write_ring(dir.path(), [](Round& x) {
+    const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
+    if (x.k < kStallRound) {
+      x.ops.push_back(half(send, x.next, x.k, x.at, x.at + kMs));
+      x.ops.push_back(half(recv, x.prev, x.k, x.at, x.at + kMs));
+    } else {
+      const int64_t started = x.k == kStallRound ? x.at : trace::kUnknownTime;
+      x.pending.push_back(outstanding(send, x.next, x.k, x.entered, started));
+      x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, trace::kUnknownTime));
     }
-    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
-    write_hand_trace(dir.path(), "ring", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
-  }
+  });
   const Report rep = analyze_dir(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   ASSERT_EQ(rep.findings.size(), 1u);
@@ -130,11 +146,10 @@ TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
 // snapshot is no stale one, and the job hung on it although no traced op waited.
 TEST(P2PHang, ACallThatNeverReturnedIsAHangWhenTheOthersWaitOutsideNccl) {
   TempDir dir("call-never-returned");
-  const int64_t t0 = 1000 * kMs, end = t0 + 40'000 * kMs;
   for (int r = 0; r < kRanks; ++r) {
     std::vector<trace::OpRecord> ops, pending;
     for (uint64_t k = 0; k <= kStallRound; ++k) {
-      const int64_t at = t0 + static_cast<int64_t>(k) * 2 * kMs;
+      const int64_t at = kT0 + static_cast<int64_t>(k) * 2 * kMs;
       trace::OpRecord op = hand_op(trace::OpKind::kAllReduce, kWorld, k, at, at + kMs);
       if (r == 2 && k == kStallRound) {
         op.t_exit_ns = op.t_dev_start_ns = op.t_dev_end_ns = trace::kUnknownTime;
@@ -145,7 +160,8 @@ TEST(P2PHang, ACallThatNeverReturnedIsAHangWhenTheOthersWaitOutsideNccl) {
       }
     }
     const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
-    write_hand_trace(dir.path(), "call", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
+    write_hand_trace(dir.path(), "call", r, kRanks, 2, {&comm, 1}, ops, kT0 + 40'000 * kMs, 0,
+                     false, pending);
   }
   const Report rep = analyze_dir(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
