@@ -129,6 +129,8 @@ class WaitGraph {
   bool entered(int64_t rank, const Group& g) const;
   bool done_by_others(const Outstanding& o) const;
   bool peer_done(const Outstanding& o) const;
+  void group_launches();
+  const std::vector<int>* launch_of(const Outstanding& o) const;
   const Outstanding* outstanding_of(int64_t rank, int group) const;
   int add_root(Root r);
   bool snapshot_final(int64_t rank, uint64_t comm_id) const;
@@ -147,6 +149,8 @@ class WaitGraph {
   std::vector<int> root_of_node_;  // root id if the node is a root, else -1
   // Groups every member entered and started that wait for ops grouped with theirs.
   std::vector<int> maybe_stuck_;
+  // (rank, NCCL group id, stream) -> the outstanding ops of that launch.
+  std::map<std::tuple<int64_t, uint32_t, uint64_t>, std::vector<int>> launches_;
   std::vector<Root> roots_;
   std::vector<std::vector<int>> reach_;  // root ids each node leads to
   std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
@@ -280,19 +284,31 @@ void WaitGraph::collect_outstanding() {
       ops_.push_back(o);
     }
   }
-  // Ops issued on one stream in one ncclGroupStart/End run in one launch: when one of
-  // them started, so did the others (a producer that times them one by one may not say).
-  for (Outstanding& o : ops_) {
-    if (o.started || o.rec.group_id == 0) continue;
-    for (const Outstanding& e : ops_) {
-      if (e.started && e.rank == o.rank && e.rec.group_id == o.rec.group_id &&
-          e.rec.stream == o.rec.stream) {
-        o.started = true;
-        break;
-      }
-    }
-  }
   by_rank_.resize(set_.ranks.size());
+}
+
+// The ops issued on one stream in one ncclGroupStart/End run in one launch: they start
+// together (a producer that times them one by one may not say so) and complete together.
+void WaitGraph::group_launches() {
+  launches_.clear();
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Outstanding& o = ops_[i];
+    if (o.rec.group_id != 0)
+      launches_[{o.rank, o.rec.group_id, o.rec.stream}].push_back(static_cast<int>(i));
+  }
+  for (const auto& [key, ops] : launches_) {
+    const bool started = std::any_of(ops.begin(), ops.end(),
+                                     [&](int j) { return ops_[static_cast<size_t>(j)].started; });
+    if (started)
+      for (int j : ops) ops_[static_cast<size_t>(j)].started = true;
+  }
+}
+
+// The other ops of `o`'s launch (group_launches), if it was issued in a group.
+const std::vector<int>* WaitGraph::launch_of(const Outstanding& o) const {
+  if (o.rec.group_id == 0) return nullptr;
+  auto it = launches_.find({o.rank, o.rec.group_id, o.rec.stream});
+  return it == launches_.end() ? nullptr : &it->second;
 }
 
 int WaitGraph::group_for(const Outstanding& o) {
@@ -402,13 +418,9 @@ void WaitGraph::edges() {
     auto& d = deps_[static_cast<size_t>(op_node(static_cast<int>(i)))];
     if (!done_by_others(o) && !peer_done(o)) d.push_back(group_node(o.group));
     if (!o.started) d.push_back(stream_node(static_cast<int>(i)));
-    if (o.rec.group_id != 0) {
-      for (int j : by_rank_[static_cast<size_t>(o.rank)]) {
-        const Outstanding& e = ops_[static_cast<size_t>(j)];
-        if (j != static_cast<int>(i) && e.rec.group_id == o.rec.group_id &&
-            e.rec.stream == o.rec.stream)
-          d.push_back(op_node(j));
-      }
+    if (const std::vector<int>* launch = launch_of(o)) {
+      for (int j : *launch)
+        if (j != static_cast<int>(i)) d.push_back(op_node(j));
     }
     // Started, its peer's half done, nothing beside it outstanding: what holds it is on
     // this rank's side (its GPU, or the data on its way in).
@@ -506,12 +518,10 @@ void WaitGraph::edges() {
       // launch not), and is stuck itself only if they lead to nothing else (solve()).
       for (int64_t m : members) {
         const Outstanding* mo = m >= 0 ? outstanding_of(m, static_cast<int>(gi)) : nullptr;
-        if (mo == nullptr || mo->rec.group_id == 0) continue;
-        for (int j : by_rank_[static_cast<size_t>(m)]) {
-          const Outstanding& e = ops_[static_cast<size_t>(j)];
-          if (&e != mo && e.rec.group_id == mo->rec.group_id && e.rec.stream == mo->rec.stream)
-            d.push_back(op_node(j));
-        }
+        const std::vector<int>* launch = mo != nullptr ? launch_of(*mo) : nullptr;
+        if (launch == nullptr) continue;
+        for (int j : *launch)
+          if (&ops_[static_cast<size_t>(j)] != mo) d.push_back(op_node(j));
       }
       if (!d.empty()) {
         maybe_stuck_.push_back(static_cast<int>(gi));
@@ -617,6 +627,7 @@ void WaitGraph::build() {
   drop_dead_ranks_ops();  // nobody is dead yet: orders every rank's ops by entry
   decide_deaths();
   drop_dead_ranks_ops();
+  group_launches();
   edges();
 }
 
