@@ -37,12 +37,14 @@ std::optional<double> Context::mean_host_wait_s() const {
   std::vector<std::pair<int64_t, int64_t>> points;
   for (const RankInfo& ri : set.ranks) {
     if (!ri.has_file || ri.run_delay.empty()) continue;
-    // A job shorter than the flush interval has a single flush, at its end: its wait is
-    // counted from the process's clock reference (trace-local 0), where its threads
-    // start with none.  With more flushes, from the last one at or before the span's
-    // start, or else the first (setup before it is not the job's).
+    // When the span ends before the first flush (a job shorter than the flush interval,
+    // or one that hung right after it started), its wait counts from the process's clock
+    // reference (trace-local 0), where its threads start with none.  Else from the last
+    // flush at or before the span's start, or the first (setup before it is not the job's).
     points.clear();
-    if (ri.run_delay.size() == 1 && ri.run_delay.front().first > 0) points.emplace_back(0, 0);
+    const int64_t first_flush = ri.run_delay.front().first;
+    if (first_flush > 0 && static_cast<double>(ri.to_job(first_flush)) >= job_end_ns)
+      points.emplace_back(0, 0);
     points.insert(points.end(), ri.run_delay.begin(), ri.run_delay.end());
     if (points.size() < 2) continue;
     // From the last flush at or before the span's start to the first at or after its
