@@ -248,6 +248,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   }
   ctx.job_start_ns = first == INT64_MAX ? 0 : static_cast<double>(first);
   ctx.job_end_ns = last == kNever ? 0 : static_cast<double>(last);
+  ctx.host_wait_s = ctx.mean_host_wait_s();
 
   std::vector<Finding> findings;
   detect_desyncs(ctx, findings);
@@ -357,7 +358,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
                               {"start_s", ctx.job_start_ns / 1e9},
                               {"end_s", ctx.job_end_ns / 1e9}};
   }
-  if (const auto host_wait = ctx.mean_host_wait_s()) {
+  if (const auto host_wait = ctx.host_wait_s) {
     report.extra["host_cpu_wait_s"] = *host_wait;
     const double job = ctx.job_seconds();
     if (job > 0 && *host_wait >= ctx.th.imbalance_min_cost_fraction * job) {

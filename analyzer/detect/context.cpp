@@ -66,11 +66,6 @@ std::optional<double> Context::mean_host_wait_s() const {
   return sum / ranks;
 }
 
-bool Context::host_wait_covers(double cost_s) const {
-  const auto host_wait = mean_host_wait_s();
-  return host_wait && *host_wait >= cost_s;
-}
-
 double confidence_from_cost(const Context& ctx, double cost_s) {
   const double share = cost_s / std::max(ctx.job_seconds(), 1e-9);
   return std::clamp(share / (4 * ctx.th.imbalance_min_cost_fraction), 0.3, 0.9);

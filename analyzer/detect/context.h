@@ -71,11 +71,12 @@ struct Context {
   std::vector<std::string> nodes_of(const std::vector<int64_t>& ranks) const;
   // Seconds the threads of an average rank waited for a CPU between the job's (or
   // window's) start and end (the probe's host_run_delay_ns), or nullopt when no
-  // rank's trace says.
+  // rank's trace says: mean_host_wait_s(), kept once the span is known.
+  std::optional<double> host_wait_s;
   std::optional<double> mean_host_wait_s() const;
-  // Whether that wait is at least `cost_s`: on a host with more runnable threads than
+  // Whether host_wait_s is at least `cost_s`: on a host with more runnable threads than
   // cores, lateness that costs no more is not known to be the ranks' own.
-  bool host_wait_covers(double cost_s) const;
+  bool host_wait_covers(double cost_s) const { return host_wait_s && *host_wait_s >= cost_s; }
 };
 
 // Ranks late together: a node, or a structure of the job's communicators.
