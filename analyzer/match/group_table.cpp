@@ -360,12 +360,9 @@ const OwnCompute& GroupTable::own_compute(const RankInfo& rank, std::span<const 
 
 int64_t GroupTable::last_end(const OpRecord& op) const {
   if (!any_rooted_apart_ || !trace::is_rooted(static_cast<OpKind>(op.op))) return kNever;
-  auto it = set_.comm_index.find(op.comm_id);
-  if (it == set_.comm_index.end()) return kNever;
-  const GroupAgg* g = group(it->second, op.seq);
-  if (g == nullptr || !g->complete(set_.comms[static_cast<size_t>(it->second)].present))
-    return kNever;
-  return g->max_end;
+  const CommInfo* c = set_.comm(op.comm_id);
+  const GroupAgg* g = c != nullptr ? group(c->index, op.seq) : nullptr;
+  return g != nullptr && g->complete(c->present) ? g->max_end : kNever;
 }
 
 Alongside GroupTable::ran_alongside(const OpRecord& op) const {
