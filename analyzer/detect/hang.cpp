@@ -19,6 +19,7 @@
 #include <csignal>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "detect/context.h"
 #include "report/format.h"
@@ -37,6 +38,10 @@ std::string list_ranks(const std::vector<int64_t>& r) {
   if (r.size() > 8) s += ", ... (" + std::to_string(r.size()) + " ranks)";
   return s;
 }
+
+// How an all_stuck finding's evidence ends.
+constexpr std::string_view kStuckCause =
+    ": the transfer itself is stuck (network, NCCL or driver), not a missing rank.";
 
 // Removes `ranks` (the culprits) from the consequences; drops emptied entries.
 void drop_ranks(std::vector<Consequence>& list, const std::vector<int64_t>& ranks) {
@@ -791,10 +796,9 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       }
       std::sort(f.ranks.begin(), f.ranks.end());
       f.confidence = 0.85;
-      f.evidence =
-          "Every member entered " + at + " and its GPU started it, but none completed it in " +
-          fmt("%.0f", r.waited_s) +
-          " s: the transfer itself is stuck (network, NCCL or driver), not a missing rank.";
+      f.evidence = "Every member entered " + at +
+                   " and its GPU started it, but none completed it in " + fmt("%.0f", r.waited_s) +
+                   " s" + std::string(kStuckCause);
       for (int ni : c.nodes) f.nodes.push_back(set_.nodes[static_cast<size_t>(ni)]);
       break;
     }
@@ -911,22 +915,17 @@ void WaitGraph::report(std::vector<Finding>& out) {
         std::sort(into.ranks.begin(), into.ranks.end());
         into.ranks.erase(std::unique(into.ranks.begin(), into.ranks.end()), into.ranks.end());
         if (stuck_pair) {
+          // Same communicator, so the same nodes (a stuck group names its comm's).
           const int pairs = into.extra.value("stuck_pairs", 1) + 1;
           into.extra["stuck_pairs"] = pairs;
-          into.evidence = f.evidence.substr(0, f.evidence.find(':')) + ", and so are " +
-                          std::to_string(pairs - 1) +
+          into.evidence = f.evidence.substr(0, f.evidence.size() - kStuckCause.size()) +
+                          ", and so are " + std::to_string(pairs - 1) +
                           " more send/recv pairs of that round (every rank listed): the "
                           "transfers themselves are stuck (network, NCCL or driver), not a "
                           "missing rank.";
-          for (const auto& n : f.nodes)
-            if (std::find(into.nodes.begin(), into.nodes.end(), n) == into.nodes.end())
-              into.nodes.push_back(n);
-          into.consequences.insert(into.consequences.end(), f.consequences.begin(),
-                                   f.consequences.end());
-          drop_ranks(into.consequences, into.ranks);
-          continue;
+        } else {
+          into.nodes = ctx_.nodes_of(into.ranks);
         }
-        into.nodes = ctx_.nodes_of(into.ranks);
         into.consequences.insert(into.consequences.end(), f.consequences.begin(),
                                  f.consequences.end());
         drop_ranks(into.consequences, into.ranks);
