@@ -34,5 +34,8 @@ struct CompletionPass {
   bool outstanding = false;  // ops still running (or still being issued)
 };
 CompletionPass complete_device_ops(Runtime& rt, bool final_pass);
+// Makes the completion thread's clock stream and events for `context`, which must be
+// current on the calling application thread.  Once per context; cheap after that.
+void prepare_clock(void* context);
 
 }  // namespace ringside::probe

@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "background.h"
@@ -57,6 +59,37 @@ struct ContextClock {
 
 std::vector<ContextClock> g_clocks;  // completer thread only
 
+// A clock's stream and events, made by an application thread the first time it times
+// an op in a context (prepare_clock).  Creating a stream may need a driver lock that
+// an application thread holds when a signal interrupts it, and SIGTERM's handler
+// waits on that very thread for a completion pass: so that pass must never be the one
+// that creates them.
+struct PreparedClock {
+  std::atomic<bool> ready{false};
+  bool taken = false;  // by the completer thread, which alone reads this
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUevent ref = nullptr;
+  CUevent spare = nullptr;
+};
+constexpr int kMaxPreparedClocks = 32;  // contexts; past them the completer makes its own
+PreparedClock g_prepared[kMaxPreparedClocks];
+int g_prepared_count = 0;  // under g_prepare_mu
+std::mutex g_prepare_mu;
+
+// Adopts what an application thread prepared for `ctx`, if anything.
+void adopt_prepared(ContextClock& c) {
+  for (PreparedClock& p : g_prepared) {
+    if (!p.ready.load(std::memory_order_acquire)) break;
+    if (p.ctx != c.ctx || p.taken) continue;
+    p.taken = true;
+    c.stream = p.stream;
+    c.ref = p.ref;
+    c.spare = p.spare;
+    return;
+  }
+}
+
 // Records the spare event on the clock's stream, brackets its completion between
 // two host readings, and makes it the reference (clock_anchor.h).
 bool re_anchor(ContextClock& c) {
@@ -85,6 +118,7 @@ ContextClock* clock_for(CUcontext ctx, int64_t now) {
   if (c == nullptr) {
     g_clocks.push_back(ContextClock{ctx});
     c = &g_clocks.back();
+    adopt_prepared(*c);
   }
   if (c->broken) return nullptr;
   if (c->anchored_at != 0 && now - c->anchored_at < kReanchorNs) return c;
@@ -200,6 +234,24 @@ int64_t next_poll_ns(const CompletionPass& pass, int64_t since_last_ns) {
 }
 
 }  // namespace
+
+void prepare_clock(void* context) {
+  const std::unique_lock<std::mutex> lock(g_prepare_mu, std::try_to_lock);
+  if (!lock.owns_lock() || g_prepared_count == kMaxPreparedClocks) return;
+  const auto ctx = static_cast<CUcontext>(context);
+  for (int i = 0; i < g_prepared_count; ++i) {
+    if (g_prepared[i].ctx == ctx) return;
+  }
+  const CudaDriver& cu = cuda_driver();
+  PreparedClock& p = g_prepared[g_prepared_count];
+  // What fails here is left null, for the completer thread to make as without preparation.
+  if (cu.cuStreamCreate(&p.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) p.stream = nullptr;
+  if (cu.cuEventCreate(&p.ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS) p.ref = nullptr;
+  if (cu.cuEventCreate(&p.spare, CU_EVENT_DEFAULT) != CUDA_SUCCESS) p.spare = nullptr;
+  p.ctx = ctx;
+  p.ready.store(true, std::memory_order_release);
+  ++g_prepared_count;
+}
 
 CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
   static int64_t last_watchdog = 0;

@@ -1,5 +1,6 @@
 #include "op_tracker.h"
 
+#include "background.h"
 #include "comm_registry.h"
 #include "cuda_driver.h"
 #include "hooks.h"
@@ -63,6 +64,7 @@ bool ensure_events(OpSlot& slot, const CudaDriver& cu, CUcontext ctx) {
   CUevent b = nullptr;
   const bool ok = cu.cuEventCreate(&a, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
                   cu.cuEventCreate(&b, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+  if (ok) prepare_clock(ctx);
   if (current != ctx) cu.cuCtxSetCurrent(current);
   if (!ok) {
     if (a != nullptr) cu.cuEventDestroy(a);
