@@ -264,7 +264,13 @@ CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
   // A stream runs its work in order: once one of a thread's ops on a stream is still
   // running, that thread's later ops on the same stream are too, and are not queried
   // (one driver query per busy stream and pass, not one per outstanding op).
-  static std::vector<uint64_t> busy_streams;  // completer thread only
+  // The ops of one NCCL group record their start events together, before its launch:
+  // those behind the busy one in its own group are asked for their start only.
+  struct Busy {
+    uint64_t stream;
+    uint64_t group;
+  };
+  static std::vector<Busy> busy_streams;  // completer thread only
   for (ThreadState* ts = rt.threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next) {
     busy_streams.clear();
     const uint64_t head = ts->ring.head();
@@ -273,17 +279,19 @@ CompletionPass complete_device_ops(Runtime& rt, bool final_pass) {
       const uint32_t state = slot.state.load(std::memory_order_acquire);
       if (state == kSlotDevicePending) {
         const uint64_t stream = slot.rec.stream;
-        const bool behind =
-            std::find(busy_streams.begin(), busy_streams.end(), stream) != busy_streams.end();
-        if (!behind) {
+        const auto busy = std::find_if(busy_streams.begin(), busy_streams.end(),
+                                       [&](const Busy& b) { return b.stream == stream; });
+        if (busy == busy_streams.end()) {
           const bool done = try_complete(rt, slot, now, final_pass);
           rt.completer_progress.fetch_add(1, std::memory_order_relaxed);
           if (done) {
             ++pass.completed;
             continue;
           }
+          busy_streams.push_back({stream, slot.rec.group_id});
+        } else if (busy->group != 0 && busy->group == slot.rec.group_id) {
+          note_device_start(rt, slot, now);
         }
-        if (!behind) busy_streams.push_back(stream);
       }
       pass.outstanding = pass.outstanding || state == kSlotDevicePending ||
                          state == kSlotHostPending || state == kSlotGroupDeferred;

@@ -35,44 +35,59 @@ std::vector<std::string> single_rank_env(const std::string& dir, int port) {
   return env;
 }
 
-TEST(ProbeSafety, HangShowsTheMissingOpAfterTheWatchdog) {
-  RINGSIDE_REQUIRE_FILE(Paths::app());
+// Rank 3 stops before op 5 (an NCCL group of `per_group` all-reduces); the others
+// enter it and wait.  simrun's --timeout then ends the job like a Slurm time limit
+// (SIGTERM, SIGKILL).
+void expect_hang_shows_the_missing_op(int ranks, int per_group) {
   const std::string dir = make_temp_dir("hang");
-  // Rank 3 stops before op 5; the others enter op 5 and wait.  simrun's
-  // --timeout then ends the job like a Slurm time limit (SIGTERM, SIGKILL).
-  Exit e = run({Paths::simrun(), "-n", "8", "--nodes", "2", "--timeout", "6", "--kill-after", "3",
-                "--", Paths::app(), "hang", "3", "5"},
-               probe_env(dir, {"RINGSIDE_WATCHDOG_TIMEOUT=1s"}), 60);
+  Exit e =
+      run({Paths::simrun(), "-n", std::to_string(ranks), "--nodes", "2", "--timeout", "6",
+           "--kill-after", "3", "--", Paths::app(), "hang", "3", "5", std::to_string(per_group)},
+          probe_env(dir, {"RINGSIDE_WATCHDOG_TIMEOUT=1s"}), 60);
   EXPECT_NE(e.status, 0) << "the job was killed";
   const auto traces = load_traces(dir);
-  ASSERT_EQ(traces.size(), 8u) << e.err;
+  ASSERT_EQ(traces.size(), static_cast<size_t>(ranks)) << e.err;
+  const uint64_t first = 5 * static_cast<uint64_t>(per_group);  // op 5's first seq
   for (const auto& t : traces) {
     if (t.meta.rank == 3) {
       uint64_t max_seq = 0;
       for (const auto& o : t.ops) max_seq = std::max(max_seq, o.seq);
-      EXPECT_EQ(max_seq, 4u) << "rank 3 never entered op 5";
+      EXPECT_EQ(max_seq, first - 1) << "rank 3 never entered op 5";
       EXPECT_TRUE(t.pending.empty());
       continue;
     }
-    // Op 5 was entered and never completed: outstanding, marked by the watchdog.
-    bool found = false;
-    for (const auto& o : t.pending) {
-      if (o.seq == 5) {
+    // Op 5 was entered, launched and never completed: outstanding, marked by the
+    // watchdog, started on the device (every op of its group: they start together).
+    for (uint64_t seq = first; seq < first + per_group; ++seq) {
+      bool found = false;
+      for (const auto& o : t.pending) {
+        if (o.seq != seq) continue;
         found = true;
         EXPECT_TRUE(o.flags & trace::kFlagWatchdog) << t.path;
         EXPECT_NE(o.status, static_cast<uint8_t>(trace::OpStatus::kComplete));
+        EXPECT_NE(o.t_dev_start_ns, trace::kUnknownTime) << t.path << " seq " << seq;
       }
+      EXPECT_TRUE(found) << t.path << ": seq " << seq << " not in /pending";
+      bool watchdog_event = false;
+      for (const auto& ev : t.events) {
+        if (ev.kind == static_cast<uint32_t>(EventKind::kWatchdog) && ev.seq == seq)
+          watchdog_event = true;
+      }
+      EXPECT_TRUE(watchdog_event) << t.path << " seq " << seq;
     }
-    EXPECT_TRUE(found) << t.path << ": op 5 not in /pending";
-    bool watchdog_event = false;
-    for (const auto& ev : t.events) {
-      if (ev.kind == static_cast<uint32_t>(EventKind::kWatchdog) && ev.seq == 5)
-        watchdog_event = true;
-    }
-    EXPECT_TRUE(watchdog_event) << t.path;
-    for (const auto& o : t.ops) EXPECT_LT(o.seq, 5u) << "only ops 0..4 completed";
+    for (const auto& o : t.ops) EXPECT_LT(o.seq, first) << "only the ops before op 5 completed";
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(ProbeSafety, HangShowsTheMissingOpAfterTheWatchdog) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  expect_hang_shows_the_missing_op(8, 1);
+}
+
+TEST(ProbeSafety, HangInsideAGroupShowsEveryOpOfItStarted) {
+  RINGSIDE_REQUIRE_FILE(Paths::app());
+  expect_hang_shows_the_missing_op(4, 3);
 }
 
 TEST(ProbeSafety, SigtermThenSigkillLeavesAClosedReadableTrace) {

@@ -9,7 +9,8 @@
 //                                 while an earlier all-reduce is still running on another stream
 //   probe_test_app ops            every collective, send/recv, split, error returns
 //   probe_test_app loop N         all-reduces forever, "ready" after N
-//   probe_test_app hang R N       rank R stops before op N of the world comm
+//   probe_test_app hang R N [G]   rank R stops before op N of the world comm; with G > 1 each
+//                                 op is an NCCL group of G all-reduces on one stream
 //   probe_test_app threads T K    T threads, each K all-reduces on its own split comm
 //   probe_test_app fork K [F [T]] K ops, then F times: fork from T threads at once (each child
 //                                 exits at once), K ops
@@ -328,7 +329,8 @@ int mode_crash(ncclComm_t comm, int ops, int sig) {
   return 3;  // not reached: the signal's default action ends the process
 }
 
-int mode_loop(ncclComm_t comm, long ready_after, long hang_rank, long hang_before) {
+int mode_loop(ncclComm_t comm, long ready_after, long hang_rank, long hang_before,
+              long per_group = 1) {
   cudaStream_t s;
   check_cuda(cudaStreamCreate(&s), "cudaStreamCreate");
   Buffers b(256);
@@ -343,7 +345,10 @@ int mode_loop(ncclComm_t comm, long ready_after, long hang_rank, long hang_befor
       std::fflush(stdout);
       for (;;) pause();
     }
-    ncclAllReduce(b.send, b.recv, 256, ncclFloat, ncclSum, comm, s);
+    if (per_group > 1) ncclGroupStart();
+    for (long k = 0; k < per_group; ++k)
+      ncclAllReduce(b.send, b.recv, 256, ncclFloat, ncclSum, comm, s);
+    if (per_group > 1) ncclGroupEnd();
     check_cuda(cudaStreamSynchronize(s), "sync");
   }
 }
@@ -542,9 +547,10 @@ extern "C" ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N|threads T K|fork "
-                 "K [F [T]]|crash K SIG|fork_writer_stuck K F|fork_child_hdf5 K PATH\n");
+    std::fprintf(
+        stderr,
+        "usage: probe_test_app init|inits|graph K L|ops|loop N|hang R N [G]|threads T K|fork "
+        "K [F [T]]|crash K SIG|fork_writer_stuck K F|fork_child_hdf5 K PATH\n");
     return 2;
   }
   g_rank = env_int("RANK", 0);
@@ -564,7 +570,7 @@ int main(int argc, char** argv) {
   else if (mode == "loop")
     rc = mode_loop(comm, arg(2, 10), -1, -1);
   else if (mode == "hang")
-    rc = mode_loop(comm, -1, arg(2, 0), arg(3, 5));
+    rc = mode_loop(comm, -1, arg(2, 0), arg(3, 5), arg(4, 1));
   else if (mode == "threads")
     rc = mode_threads(comm, static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 20)));
   else if (mode == "crash")
