@@ -212,11 +212,14 @@ class TraceSink {
         const uint32_t state = slot.state.load(std::memory_order_acquire);
         if (state != kSlotHostPending && state != kSlotGroupDeferred && state != kSlotDevicePending)
           continue;
-        trace::OpRecord r =
-            snapshot(slot, state == kSlotHostPending ? trace::OpStatus::kHostPending
-                                                     : trace::OpStatus::kDevicePending);
+        // An op of an NCCL group is not on its way to the device before the group's
+        // ncclGroupEnd returns: until then it is as pending on the host as a call that
+        // has not returned.
+        const bool on_host = state != kSlotDevicePending;
+        trace::OpRecord r = snapshot(
+            slot, on_host ? trace::OpStatus::kHostPending : trace::OpStatus::kDevicePending);
         // Only fields fixed at entry are trusted: the rest may be changing now.
-        if (state == kSlotHostPending) r.t_exit_ns = trace::kUnknownTime;
+        if (on_host) r.t_exit_ns = trace::kUnknownTime;
         r.t_dev_start_ns = state == kSlotDevicePending
                                ? slot.dev_start_seen.load(std::memory_order_acquire)
                                : trace::kUnknownTime;

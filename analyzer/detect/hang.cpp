@@ -132,6 +132,7 @@ class WaitGraph {
   void drop_dead_ranks_ops();
   int group_for(const Outstanding& o);
   bool entered(int64_t rank, const Group& g) const;
+  std::vector<int64_t> absent_from_launch(const Outstanding& o) const;
   bool done_by_others(const Outstanding& o) const;
   bool peer_done(const Outstanding& o) const;
   void group_launches();
@@ -338,6 +339,35 @@ int WaitGraph::group_for(const Outstanding& o) {
   return it->second;
 }
 
+// The members of `o`'s op, and of the ops issued in one launch with it, that are dead,
+// have no trace or never entered their op (rank order, once each).
+std::vector<int64_t> WaitGraph::absent_from_launch(const Outstanding& o) const {
+  std::vector<int64_t> absent;
+  auto note = [&](const Outstanding& x) {
+    const Group& g = groups_[static_cast<size_t>(x.group)];
+    const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
+    auto check = [&](int64_t m) {
+      if (m < 0 || m == o.rank) return;
+      const bool gone = !set_.ranks[static_cast<size_t>(m)].has_file ||
+                        ends_[static_cast<size_t>(m)].dead || !entered(m, g);
+      if (gone) absent.push_back(m);
+    };
+    if (g.p2p) {
+      check(c.members[static_cast<size_t>(g.src)]);
+      check(c.members[static_cast<size_t>(g.dst)]);
+    } else {
+      for (int64_t m : c.members) check(m);
+    }
+  };
+  note(o);
+  if (const std::vector<int>* launch = launch_of(o)) {
+    for (int j : *launch) note(ops_[static_cast<size_t>(j)]);
+  }
+  std::sort(absent.begin(), absent.end());
+  absent.erase(std::unique(absent.begin(), absent.end()), absent.end());
+  return absent;
+}
+
 bool WaitGraph::entered(int64_t rank, const Group& g) const {
   const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
   if (g.p2p) {
@@ -462,6 +492,13 @@ void WaitGraph::edges() {
     } else if (!other.empty()) {
       for (int j : other) d.push_back(op_node(j));
       cross_stream_only_[i] = true;
+    } else if (std::vector<int64_t> absent = absent_from_launch(o);
+               o.host_pending && !absent.empty()) {
+      // A call can wait inside NCCL for its peers (connections are set up at the first
+      // use of a peer or an algorithm, in the call or in ncclGroupEnd, with the peer
+      // taking part): one that never returned while a member of its launch never came
+      // waits for that member.
+      for (int64_t m : absent) d.push_back(rank_node(m));
     } else {
       // A call that never returned never handed the op to its GPU: the host is stuck in
       // it (a rank missing from the op as the others see it).
@@ -643,7 +680,8 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
   f.cost_s = r.waited_s;
   // The first group (by arrival) waiting on this root: where it shows.
   int first = r.group;
-  if (r.kind == RootKind::kStall) first = ops_[static_cast<size_t>(r.op)].group;
+  if (r.kind == RootKind::kStall || (r.kind == RootKind::kMissing && r.in_call))
+    first = ops_[static_cast<size_t>(r.op)].group;
   if (first < 0) {
     int64_t best = INT64_MAX;
     for (size_t gi = 0; gi < groups_.size(); ++gi) {
@@ -675,11 +713,18 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       f.confidence = 0.9;
       if (r.in_call) {
         const Outstanding& o = ops_[static_cast<size_t>(r.op)];
+        const bool grouped = (o.rec.flags & trace::kFlagInGroup) != 0;
         f.evidence =
             "Rank " + std::to_string(r.rank) + " entered " + at + " " + fmt("%.0f", o.waited_s) +
-            " s before the end of its trace and its call never returned, so its GPU never "
-            "got the op (nothing earlier was outstanding on its stream): its host is stuck "
-            "inside NCCL (a blocked launch or driver call) or in code NCCL called; " +
+            " s before the end of its trace" +
+            (grouped ? std::string(" inside an NCCL group that was never launched (its "
+                                   "ncclGroupEnd did not return, or was not reached)")
+                     : std::string(" and its call never returned")) +
+            ", so its GPU never got the op (nothing earlier was outstanding on its stream): "
+            "its host is stuck inside NCCL (a blocked launch or driver call)" +
+            (grouped ? std::string(", in code NCCL called, or in its own code before the "
+                                   "group's end; ")
+                     : std::string(" or in code NCCL called; ")) +
             (r.victims.empty() ? std::string("the other members were not waiting in a traced "
                                              "call (they completed the op, or wait outside "
                                              "NCCL).")

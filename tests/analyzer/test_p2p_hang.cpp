@@ -5,8 +5,10 @@
 // a later round for a half that waits, through the ring, for rank 2.  A send completed
 // on one side says nothing of the receive on the other, and a half whose peer is done
 // waits only for what was grouped with it: the culprit is rank 2, not a "stuck
-// transfer" between every pair of neighbours.  Also every transfer of a round stuck, and a
-// call that never returned while the others waited outside NCCL.  Written op by op.
+// transfer" between every pair of neighbours.  Also every transfer of a round stuck, a
+// call that never returned while the others waited outside NCCL, and ncclGroupEnd calls
+// that never returned (the probe's snapshot has the group's ops pending on the host).
+// Written op by op.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -171,6 +173,94 @@ TEST(P2PHang, ACallThatNeverReturnedIsAHangWhenTheOthersWaitOutsideNccl) {
   EXPECT_EQ(rep.findings[0].seq, static_cast<uint64_t>(kStallRound));
   EXPECT_NE(rep.findings[0].evidence.find("never returned"), std::string::npos)
       << rep.findings[0].evidence;
+}
+
+// An outstanding half of a group whose ncclGroupEnd has not returned: pending on the host.
+trace::OpRecord in_group_end(trace::OpKind kind, int peer, int round, int64_t enter) {
+  trace::OpRecord r = outstanding(kind, peer, round, enter, trace::kUnknownTime);
+  r.t_exit_ns = trace::kUnknownTime;
+  r.status = static_cast<uint8_t>(trace::OpStatus::kHostPending);
+  return r;
+}
+
+// Rank 3's ncclGroupEnd of round 10 never returns (the sim's stop fault under sendrecv_perf);
+// its neighbours launched their halves of the round, and their GPUs started them.
+TEST(P2PHang, AGroupEndThatNeverReturnedIsItsRanksCallNotAGpuStall) {
+  TempDir dir("group-end-stuck");
+  write_ring(dir.path(), [](Round& x) {
+    const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
+    if (x.k < kStallRound) {
+      x.ops.push_back(half(send, x.next, x.k, x.at, x.at + kMs));
+      x.ops.push_back(half(recv, x.prev, x.k, x.at, x.at + kMs));
+    } else if (x.k == kStallRound) {
+      if (x.rank == 3) {
+        x.pending.push_back(in_group_end(send, x.next, x.k, x.entered));
+        x.pending.push_back(in_group_end(recv, x.prev, x.k, x.entered));
+      } else {
+        // Rank 2 sends to 3, rank 0 receives from 3: those halves wait; rank 1's exchange
+        // with 0 and 2 completes.
+        const bool to_3 = x.next == 3, from_3 = x.prev == 3;
+        if (to_3) {
+          x.pending.push_back(outstanding(send, x.next, x.k, x.entered, x.at));
+        } else {
+          x.ops.push_back(half(send, x.next, x.k, x.at, x.at + kMs));
+        }
+        if (from_3) {
+          x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, x.at));
+        } else {
+          x.ops.push_back(half(recv, x.prev, x.k, x.at, x.at + kMs));
+        }
+      }
+    }
+  });
+  const Report rep = analyze_dir(dir.path());
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_FALSE(rep.findings.empty());
+  const Finding& f = rep.findings[0];
+  EXPECT_EQ(f.subkind, "missing_rank") << f.evidence;
+  EXPECT_EQ(f.ranks, std::vector<int64_t>{3}) << f.evidence;
+  EXPECT_NE(f.evidence.find("never launched"), std::string::npos) << f.evidence;
+  for (size_t i = 1; i < rep.findings.size(); ++i) {
+    if (rep.findings[i].kind == "hang")
+      ADD_FAILURE() << "a second hang root: " << rep.findings[i].subkind << " "
+                    << rep.findings[i].evidence;
+  }
+}
+
+// Rank 1 never reaches round 10; its neighbours' ncclGroupEnd waits for it inside NCCL (a
+// first exchange with a peer sets up the connection there, with the peer taking part), so
+// their halves are pending on the host.  The hang is rank 1's, not theirs.
+TEST(P2PHang, GroupEndsWaitingForAPeerThatNeverCameAreItsVictims) {
+  TempDir dir("group-end-waits");
+  write_ring(dir.path(), [](Round& x) {
+    const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
+    if (x.k < kStallRound) {
+      x.ops.push_back(half(send, x.next, x.k, x.at, x.at + kMs));
+      x.ops.push_back(half(recv, x.prev, x.k, x.at, x.at + kMs));
+    } else if (x.k == kStallRound && x.rank != 1) {
+      const bool with_1 = x.next == 1 || x.prev == 1;
+      if (with_1) {
+        x.pending.push_back(in_group_end(send, x.next, x.k, x.entered));
+        x.pending.push_back(in_group_end(recv, x.prev, x.k, x.entered));
+      } else {
+        // Rank 3's exchange is with 0 and 2 only, who are stuck: it launched, and its GPU
+        // started the halves, which wait for theirs.
+        x.pending.push_back(outstanding(send, x.next, x.k, x.entered, x.at));
+        x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, x.at));
+      }
+    }
+  });
+  const Report rep = analyze_dir(dir.path());
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_FALSE(rep.findings.empty());
+  const Finding& f = rep.findings[0];
+  EXPECT_EQ(f.subkind, "missing_rank") << f.evidence;
+  EXPECT_EQ(f.ranks, std::vector<int64_t>{1}) << f.evidence;
+  for (size_t i = 1; i < rep.findings.size(); ++i) {
+    if (rep.findings[i].kind == "hang")
+      ADD_FAILURE() << "a second hang root: " << rep.findings[i].subkind << " "
+                    << rep.findings[i].ranks.size() << " " << rep.findings[i].evidence;
+  }
 }
 
 }  // namespace
