@@ -63,6 +63,10 @@ void CommProgress::flush_rows(std::span<const OpRecord> pending, int64_t t_ns, u
     c.now.state = 0;
   }
   for (const OpRecord& op : pending) {
+    // Ops an abort abandoned are listed in /pending too, but are not outstanding.
+    if (op.status != static_cast<uint8_t>(OpStatus::kHostPending) &&
+        op.status != static_cast<uint8_t>(OpStatus::kDevicePending))
+      continue;
     Comm& c = comm(op.comm_id);
     const size_t i = static_cast<size_t>(&c - comms_.data());
     if (oldest.size() <= i) oldest.resize(i + 1, INT64_MAX);

@@ -150,6 +150,7 @@ void end_comm(ncclComm_t comm, EventKind kind, ncclResult_t rc, const char* what
   CommState* cs = rt != nullptr ? rt->registry.find(comm) : nullptr;
   if (cs == nullptr) return;
   if (kind != EventKind::kWarning) {
+    if (kind == EventKind::kCommAbort) cs->aborted.store(true, std::memory_order_relaxed);
     cs->ended_ns.store(now_ns());
     cs->ended.store(true, std::memory_order_release);
   }

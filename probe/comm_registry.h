@@ -31,7 +31,8 @@ struct CommState {
   // send at [2*peer], recv at [2*peer+1]; allocated once nranks is known
   std::atomic<std::atomic<uint32_t>*> p2p_seq{nullptr};
 
-  std::atomic<bool> ended{false};  // destroyed or aborted
+  std::atomic<bool> aborted{false};  // ncclCommAbort (or revoke) entered; set before `ended`
+  std::atomic<bool> ended{false};    // destroyed or aborted
   std::atomic<int64_t> ended_ns{0};
   std::atomic<int> last_async_error{0};
 

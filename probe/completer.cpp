@@ -180,6 +180,7 @@ bool try_complete(Runtime& rt, OpSlot& slot, int64_t now, bool final_pass) {
     (void)final_pass;
     return false;
   }
+  trace::OpStatus status = trace::OpStatus::kComplete;
   if (q == CUDA_SUCCESS) {
     ContextClock* c = clock_for(static_cast<CUcontext>(slot.event_ctx), now);
     int64_t start = 0;
@@ -189,13 +190,19 @@ bool try_complete(Runtime& rt, OpSlot& slot, int64_t now, bool final_pass) {
       slot.rec.t_dev_start_ns = start - rt.meta.clock_monotonic_ns;
       slot.rec.t_dev_end_ns = end - rt.meta.clock_monotonic_ns;
       slot.rec.flags |= trace::kFlagDeviceTimed;
+      // An abort ends the kernels it finds running: an op whose device end came after
+      // its communicator's abort began did not finish, it was abandoned.
+      const CommState* cs = slot.comm;
+      if (cs != nullptr && cs->aborted.load(std::memory_order_relaxed) &&
+          end >= cs->ended_ns.load(std::memory_order_relaxed))
+        status = trace::OpStatus::kAbandoned;
     } else {
       rt.probe_errors.fetch_add(1, std::memory_order_relaxed);
     }
   } else {
     rt.probe_errors.fetch_add(1, std::memory_order_relaxed);
   }
-  finish(slot, trace::OpStatus::kComplete);
+  finish(slot, status);
   return true;
 }
 

@@ -178,6 +178,8 @@ class TraceSink {
         OpSlot& slot = ts->ring.at(i);
         if (slot.state.load(std::memory_order_acquire) != kSlotComplete) continue;
         op_buf_.push_back(stored(snapshot(slot, static_cast<trace::OpStatus>(slot.rec.status))));
+        if (slot.rec.status == static_cast<uint8_t>(trace::OpStatus::kAbandoned))
+          remember_abandoned(op_buf_.back());
         slot.state.store(kSlotWritten, std::memory_order_release);
       }
       ts->ring.release_written();
@@ -227,6 +229,7 @@ class TraceSink {
         pending_buf_.push_back(stored(r));
       }
     }
+    pending_buf_.insert(pending_buf_.end(), abandoned_.begin(), abandoned_.end());
     trace::StatsRecord stats{};
     stats.t_ns = now_ns() - rt_.meta.clock_monotonic_ns;
     stats.ops_recorded = ops_written_;
@@ -247,6 +250,14 @@ class TraceSink {
   uint64_t ops_written_ = 0;
   std::vector<trace::OpRecord> op_buf_;
   std::vector<trace::OpRecord> pending_buf_;
+  // The latest ops an abort or destroy abandoned: every later /pending snapshot lists them
+  // too, so that the final one says what the rank was waiting for when it gave up.
+  static constexpr size_t kMaxAbandoned = 1024;
+  std::vector<trace::OpRecord> abandoned_;
+  void remember_abandoned(const trace::OpRecord& r) {
+    if (abandoned_.size() == kMaxAbandoned) abandoned_.erase(abandoned_.begin());
+    abandoned_.push_back(r);
+  }
   std::vector<trace::EventRecord> event_buf_;
   std::vector<trace::CommRecord> comm_buf_;
   std::vector<trace::SampleRecord> sample_buf_;

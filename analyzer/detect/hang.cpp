@@ -127,6 +127,8 @@ class WaitGraph {
   }
 
   void classify_ends();
+  void note_given_up();
+  int64_t own_abort_at(const RankInfo& ri, uint64_t comm_id) const;
   void collect_outstanding();
   void decide_deaths();
   void drop_dead_ranks_ops();
@@ -160,6 +162,8 @@ class WaitGraph {
   std::vector<Root> roots_;
   std::vector<std::vector<int>> reach_;  // root ids each node leads to
   std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
+  // Ranks that aborted a communicator after waiting in one of its ops (note_given_up).
+  std::vector<bool> gave_up_;
 };
 
 const char* signal_name(int64_t sig) {
@@ -193,6 +197,39 @@ void WaitGraph::classify_ends() {
   }
 }
 
+// When the rank aborted communicator `comm_id` (its first ncclCommAbort of it), job time;
+// unknown if it never did.
+int64_t WaitGraph::own_abort_at(const RankInfo& ri, uint64_t comm_id) const {
+  int64_t at = trace::kUnknownTime;
+  for (const auto& ev : ri.events) {
+    if (ev.kind != static_cast<uint32_t>(trace::EventKind::kCommAbort) || ev.comm_id != comm_id)
+      continue;
+    const int64_t t = ri.to_job(ev.t_ns);
+    if (t != trace::kUnknownTime && (at == trace::kUnknownTime || t < at)) at = t;
+  }
+  return at;
+}
+
+// A rank that aborted a communicator while one of its ops there had been outstanding for
+// `--hang-wait` or longer gave up waiting, as a framework's watchdog does (PyTorch aborts
+// the communicators after its NCCL timeout, then the process dies of SIGABRT): its abort
+// and its death are reactions to the wait, and the op it abandoned is still a wait for
+// what held it.  A rank that aborts or dies without such a wait is judged as before.
+void WaitGraph::note_given_up() {
+  gave_up_.assign(set_.ranks.size(), false);
+  const auto min_wait = static_cast<int64_t>(ctx_.th.hang_min_wait_s * 1e9);
+  for (const auto& ri : set_.ranks) {
+    if (!ri.has_file) continue;
+    for (const auto& rec : ri.pending) {
+      if (rec.status == static_cast<uint8_t>(OpStatus::kComplete)) continue;
+      const int64_t abort_at = own_abort_at(ri, rec.comm_id);
+      const int64_t entered = ri.to_job(rec.t_enter_ns);
+      if (abort_at == trace::kUnknownTime || entered == trace::kUnknownTime) continue;
+      if (abort_at - entered >= min_wait) gave_up_[static_cast<size_t>(ri.rank)] = true;
+    }
+  }
+}
+
 // Who died first.  A crash signal the probe recorded (abort, segfault) is
 // proof.  Without one, a trace with no clean end is a dead process when another
 // rank's trace closed or went on well beyond it, unless the rank itself was
@@ -207,7 +244,7 @@ void WaitGraph::decide_deaths() {
     if (!ri.has_file) continue;
     latest = std::max(latest, ends_[static_cast<size_t>(ri.rank)].last_seen);
     any_closed = any_closed || ri.shutdown;
-    if (fatal_signal(ri.last_signal)) {
+    if (fatal_signal(ri.last_signal) && !gave_up_[static_cast<size_t>(ri.rank)]) {
       ends_[static_cast<size_t>(ri.rank)].dead = true;
       crash_signal = true;
     }
@@ -270,8 +307,11 @@ void WaitGraph::collect_outstanding() {
     if (!ri.has_file) continue;
     for (const auto& rec : ri.pending) {
       const CommInfo* c = set_.comm(rec.comm_id);
+      // An op the rank abandoned itself when it gave up waiting is still a wait.
+      const bool gave_up = gave_up_[static_cast<size_t>(ri.rank)] &&
+                           own_abort_at(ri, rec.comm_id) != trace::kUnknownTime;
       if (c == nullptr || rec.status == static_cast<uint8_t>(OpStatus::kComplete) ||
-          rec.status == static_cast<uint8_t>(OpStatus::kAbandoned))
+          (rec.status == static_cast<uint8_t>(OpStatus::kAbandoned) && !gave_up))
         continue;
       Outstanding o;
       o.rank = ri.rank;
@@ -587,7 +627,9 @@ void WaitGraph::edges() {
     } else {
       for (int j : by_rank_[static_cast<size_t>(ri.rank)]) {
         const Outstanding& o = ops_[static_cast<size_t>(j)];
-        if (o.waited_s >= min_wait && !done_by_others(o))
+        // A call that never returned holds the rank even when the others completed the op.
+        const bool in_call = o.host_pending && snapshot_final(o.rank, o.rec.comm_id);
+        if (o.waited_s >= min_wait && (!done_by_others(o) || in_call))
           deps_[static_cast<size_t>(n)].push_back(op_node(j));
       }
       if (!deps_[static_cast<size_t>(n)].empty()) continue;
@@ -665,6 +707,7 @@ std::string WaitGraph::where(int group) const {
 
 void WaitGraph::build() {
   classify_ends();
+  note_given_up();
   collect_outstanding();
   drop_dead_ranks_ops();  // nobody is dead yet: orders every rank's ops by entry
   decide_deaths();
@@ -680,8 +723,7 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
   f.cost_s = r.waited_s;
   // The first group (by arrival) waiting on this root: where it shows.
   int first = r.group;
-  if (r.kind == RootKind::kStall || (r.kind == RootKind::kMissing && r.in_call))
-    first = ops_[static_cast<size_t>(r.op)].group;
+  if (r.kind == RootKind::kStall) first = ops_[static_cast<size_t>(r.op)].group;
   if (first < 0) {
     int64_t best = INT64_MAX;
     for (size_t gi = 0; gi < groups_.size(); ++gi) {
@@ -695,6 +737,9 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
       }
     }
   }
+  // A call that never returned and held up nobody shows at its own op.
+  if (first < 0 && r.kind == RootKind::kMissing && r.in_call)
+    first = ops_[static_cast<size_t>(r.op)].group;
   const std::string waiting = count_text(static_cast<int64_t>(r.victims.size()), "rank") +
                               " waited for it up to " + fmt("%.0f", r.waited_s) + " s";
   if (first >= 0) {
@@ -715,8 +760,8 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
         const Outstanding& o = ops_[static_cast<size_t>(r.op)];
         const bool grouped = (o.rec.flags & trace::kFlagInGroup) != 0;
         f.evidence =
-            "Rank " + std::to_string(r.rank) + " entered " + at + " " + fmt("%.0f", o.waited_s) +
-            " s before the end of its trace" +
+            "Rank " + std::to_string(r.rank) + " entered " + where(o.group) + " " +
+            fmt("%.0f", o.waited_s) + " s before the end of its trace" +
             (grouped ? std::string(" inside an NCCL group that was never launched (its "
                                    "ncclGroupEnd did not return, or was not reached)")
                      : std::string(" and its call never returned")) +

@@ -80,6 +80,10 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--hang-step", c.hang_step, "step (1-based) before which --hang-rank stops")
       ->check(CLI::Range(1, 1000000));
+  app.add_option("--nccl-timeout", c.nccl_timeout_s,
+                 "seconds a step may wait for its ops; then abort the communicators and the "
+                 "process (SIGABRT), as PyTorch's NCCL watchdog does (0 = wait forever)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--corrupt-rank", c.corrupt_rank,
                  "test aid: this rank contributes wrong gradients at --corrupt-step (the check "
                  "must fail)")

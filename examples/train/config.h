@@ -38,6 +38,9 @@ struct TrainConfig {
   DesyncKind desync_kind = DesyncKind::kCount;
   int hang_rank = -1;
   int hang_step = 0;
+  // As PyTorch's NCCL watchdog (TORCH_NCCL timeout): a step whose ops have not finished
+  // after this many seconds aborts the communicators and the process (SIGABRT).  0: never.
+  double nccl_timeout_s = 0;
   // Test aid: this rank contributes wrong gradient values at a verified step,
   // which every rank's check must catch.
   int corrupt_rank = -1;

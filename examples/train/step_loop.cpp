@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "checks.h"
@@ -262,10 +263,21 @@ void Trainer::wait_for_stream() {
   // (a peer died, a network failure) ends the run instead of blocking forever,
   // the way framework watchdogs do.
   auto pause = std::chrono::microseconds(50);
+  const auto began = Clock::now();
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream_);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) RINGSIDE_CUDA_CHECK(state);
+    if (config_.nccl_timeout_s > 0 && ms_since(began) > config_.nccl_timeout_s * 1000) {
+      // PyTorch's watchdog: abort the communicators, then the uncaught timeout error
+      // ends the process with SIGABRT.
+      std::fprintf(stderr,
+                   "train_example: rank %d: watchdog: %s did not finish within %.1f s; "
+                   "aborting the communicators and the process\n",
+                   id_.rank, error_context().c_str(), config_.nccl_timeout_s);
+      comms_.abort();
+      std::abort();
+    }
     for (ncclComm_t comm : {comms_.world, comms_.dp, comms_.tp, comms_.pp}) {
       if (comm == nullptr) continue;
       ncclResult_t async = ncclSuccess;
