@@ -53,6 +53,24 @@ void drop_ranks(std::vector<Consequence>& list, const std::vector<int64_t>& rank
   std::erase_if(list, [](const Consequence& q) { return q.ranks.empty(); });
 }
 
+// Adds `more` to `list`: the ranks waiting in the same op are one entry (roots merged into
+// one finding often hold up the same ranks).
+void add_consequences(std::vector<Consequence>& list, const std::vector<Consequence>& more) {
+  for (const Consequence& q : more) {
+    auto same = std::find_if(list.begin(), list.end(), [&](const Consequence& x) {
+      return x.comm == q.comm && x.seq == q.seq && x.op == q.op;
+    });
+    if (same == list.end()) {
+      list.push_back(q);
+      continue;
+    }
+    same->ranks.insert(same->ranks.end(), q.ranks.begin(), q.ranks.end());
+    std::sort(same->ranks.begin(), same->ranks.end());
+    same->ranks.erase(std::unique(same->ranks.begin(), same->ranks.end()), same->ranks.end());
+    same->waited_s = std::max(same->waited_s, q.waited_s);
+  }
+}
+
 // How a rank's tracing ended.
 enum class End { kNoTrace, kClosed, kSignalled, kVanished };
 
@@ -379,8 +397,8 @@ int WaitGraph::group_for(const Outstanding& o) {
   return it->second;
 }
 
-// The members of `o`'s op, and of the ops issued in one launch with it, that are dead,
-// have no trace or never entered their op (rank order, once each).
+// The members of `o`'s op, and of the ops issued in one launch with it, that have no
+// trace or never entered their op (dead or alive; rank order, once each).
 std::vector<int64_t> WaitGraph::absent_from_launch(const Outstanding& o) const {
   std::vector<int64_t> absent;
   auto note = [&](const Outstanding& x) {
@@ -388,8 +406,8 @@ std::vector<int64_t> WaitGraph::absent_from_launch(const Outstanding& o) const {
     const CommInfo& c = set_.comms[static_cast<size_t>(g.comm)];
     auto check = [&](int64_t m) {
       if (m < 0 || m == o.rank) return;
-      const bool gone = !set_.ranks[static_cast<size_t>(m)].has_file ||
-                        ends_[static_cast<size_t>(m)].dead || !entered(m, g);
+      // One that entered and then died had taken part already (its op was set up).
+      const bool gone = !set_.ranks[static_cast<size_t>(m)].has_file || !entered(m, g);
       if (gone) absent.push_back(m);
     };
     if (g.p2p) {
@@ -981,8 +999,7 @@ void WaitGraph::report(std::vector<Finding>& out) {
       const uint64_t cid = set_.comms[static_cast<size_t>(g.comm)].id;
       for (auto& f : out) {
         if (f.kind == "desync" && f.comm == cid) {
-          auto more = consequences(static_cast<int>(id), -1);
-          f.consequences.insert(f.consequences.end(), more.begin(), more.end());
+          add_consequences(f.consequences, consequences(static_cast<int>(id), -1));
           drop_ranks(f.consequences, f.ranks);
           f.cost_s = std::max(f.cost_s, r.waited_s);
         }
@@ -1016,8 +1033,7 @@ void WaitGraph::report(std::vector<Finding>& out) {
         } else {
           into.nodes = ctx_.nodes_of(into.ranks);
         }
-        into.consequences.insert(into.consequences.end(), f.consequences.begin(),
-                                 f.consequences.end());
+        add_consequences(into.consequences, f.consequences);
         drop_ranks(into.consequences, into.ranks);
         continue;
       }

@@ -116,7 +116,8 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
                       std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns,
-                      bool one_flush, std::span<const trace::OpRecord> pending) {
+                      bool one_flush, std::span<const trace::OpRecord> pending,
+                      std::span<const trace::EventRecord> events) {
   trace::TraceMeta meta;
   meta.schema_version = trace::kSchemaVersion;
   meta.producer = "test";
@@ -145,6 +146,7 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
     ASSERT_TRUE(w.value()->flush({}, first).ok());
   }
   ASSERT_TRUE(w.value()->append(ops).ok());
+  if (!events.empty()) ASSERT_TRUE(w.value()->append(events).ok());
   trace::EventRecord shutdown{};
   shutdown.t_ns = end_ns;
   shutdown.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);

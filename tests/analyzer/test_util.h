@@ -46,11 +46,12 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm);
 // With `host_wait_ns`, its threads waited that long for a CPU from its first op to the end
 // (flushed before the first op and at the end; with `one_flush`, at the end only, as a
 // job shorter than the flush interval is: the wait then counts from the clock reference).
-// `pending`: the ops outstanding at its last flush.
+// `pending`: the ops outstanding at its last flush; `events`: recorded before the end.
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
                       std::span<const trace::OpRecord> ops, int64_t end_ns,
                       int64_t host_wait_ns = 0, bool one_flush = false,
-                      std::span<const trace::OpRecord> pending = {});
+                      std::span<const trace::OpRecord> pending = {},
+                      std::span<const trace::EventRecord> events = {});
 
 }  // namespace ringside::analysis::test
