@@ -49,12 +49,16 @@ ringside_add_e2e_scenario(healthy_4nodes_bench_sendrecv RANKS 8 NODES 4
 # about 2 s (5 s on a loaded host), so 15 s leave the hang standing for 10 s and more.
 ringside_add_e2e_scenario(stop TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
   EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=3;comm=world;seq=22" ARGS)
-# The same hang under a PyTorch-style watchdog: after 4 s of waiting, ranks abort their
-# communicators and die of SIGABRT (or exit, told by NCCL that a peer aborted).  Their
-# deaths answer the wait: the one root is still rank 3.
-ringside_add_e2e_scenario(stop_watchdog TIMEOUT 20 RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
+# The same hangs under a PyTorch-style watchdog: after 6 s of waiting (more than
+# --hang-wait), ranks abort their communicators and die of SIGABRT (or exit, told by NCCL
+# that a peer aborted), the stalled rank too.  Their deaths answer the wait: the one root
+# is still rank 3, or rank 5's GPU.
+ringside_add_e2e_scenario(stop_watchdog TIMEOUT 25 RANKS 8 NODES 2 CLUSTER ${_s}/stop.json
   EXPECT "verdict=hung;findings=1;kind=hang;subkind=missing_rank;ranks=3;comm=world"
-  ARGS --nccl-timeout 4)
+  ARGS --nccl-timeout 6)
+ringside_add_e2e_scenario(stall_watchdog TIMEOUT 25 RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
+  EXPECT "verdict=hung;findings=1;kind=hang;subkind=gpu_stall;ranks=5;comm=world;seq=22"
+  ARGS --nccl-timeout 6)
 ringside_add_e2e_scenario(stall TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stall.json
   EXPECT "verdict=hung;kind=hang;subkind=gpu_stall;ranks=5;comm=world;seq=22")
 ringside_add_e2e_scenario(freeze TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/freeze.json
