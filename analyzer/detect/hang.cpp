@@ -475,10 +475,12 @@ const Outstanding* WaitGraph::outstanding_of(int64_t rank, int group) const {
 }
 
 // The rank's last /pending snapshot is its state at the end: it closed its
-// trace (normally or on a signal) and did not abort this communicator first.
+// trace (normally or on a signal) and did not abort this communicator first, or
+// aborted it when it gave up waiting (the snapshot lists what the abort abandoned).
 bool WaitGraph::snapshot_final(int64_t rank, uint64_t comm_id) const {
   const RankInfo& ri = set_.ranks[static_cast<size_t>(rank)];
   if (!ri.shutdown) return false;
+  if (gave_up_[static_cast<size_t>(rank)]) return true;
   for (const auto& ev : ri.events) {
     if (ev.kind == static_cast<uint32_t>(trace::EventKind::kCommAbort) && ev.comm_id == comm_id)
       return false;
