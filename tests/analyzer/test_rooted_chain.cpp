@@ -87,11 +87,7 @@ Report run_chain(const std::string& dir, const Chain& c) {
     write_hand_trace(dir, "chain", r, kRanks, kPerNode, {&comm, 1}, ops[r], end[r] + 10 * kMs,
                      static_cast<int64_t>(c.host_wait_s * 1e9), c.one_flush);
   }
-  AnalyzeOptions options;
-  options.progress = false;
-  auto report = analyze_directory(dir, options);
-  EXPECT_TRUE(report.ok()) << report.message();
-  return report.ok() ? report.value() : Report{};
+  return analyze_quietly(dir);
 }
 
 std::string name(const Chain& c) {

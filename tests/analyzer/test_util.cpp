@@ -113,6 +113,14 @@ trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
   return c;
 }
 
+Report analyze_quietly(const std::string& dir) {
+  AnalyzeOptions options;
+  options.progress = false;
+  auto report = analyze_directory(dir, options);
+  EXPECT_TRUE(report.ok()) << report.message();
+  return report.ok() ? report.value() : Report{};
+}
+
 void write_hand_trace(const std::string& dir, const std::string& job, int rank, int world,
                       int per_node, std::span<const trace::CommRecord> comms,
                       std::span<const trace::OpRecord> ops, int64_t end_ns, int64_t host_wait_ns,

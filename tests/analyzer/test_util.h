@@ -34,6 +34,10 @@ CliResult run_cli(const std::vector<std::string>& args);
 
 const Finding* find_kind(const Report& r, const std::string& kind, const std::string& subkind = "");
 
+// `ringside analyze` of `dir` with default options and no progress output; a failed
+// analysis fails the test (and gives an empty report).
+Report analyze_quietly(const std::string& dir);
+
 // Traces written op by op, for shapes ringside synth does not make.  A complete,
 // device-timed op of 4 MiB (times in ns, one clock for every rank), entered on the host
 // 30 us before its device start; peer -1.

@@ -61,18 +61,10 @@ void write_job(const std::string& dir, int64_t abort_after) {
   }
 }
 
-Report analyze_dir(const std::string& dir) {
-  AnalyzeOptions options;
-  options.progress = false;
-  auto report = analyze_directory(dir, options);
-  EXPECT_TRUE(report.ok()) << report.message();
-  return report.ok() ? report.value() : Report{};
-}
-
 TEST(WatchdogAbort, RanksThatGaveUpWaitingAreVictimsOfTheRankTheyWaitedFor) {
   TempDir dir("watchdog-abort");
   write_job(dir.path(), 8'000 * kMs);  // more than --hang-wait (5 s)
-  const Report rep = analyze_dir(dir.path());
+  const Report rep = analyze_quietly(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   ASSERT_EQ(rep.findings.size(), 1u);
   const Finding& f = rep.findings[0];
@@ -84,7 +76,7 @@ TEST(WatchdogAbort, RanksThatGaveUpWaitingAreVictimsOfTheRankTheyWaitedFor) {
 TEST(WatchdogAbort, AnAbortWithoutALongWaitIsStillADeath) {
   TempDir dir("early-abort");
   write_job(dir.path(), 500 * kMs);
-  const Report rep = analyze_dir(dir.path());
+  const Report rep = analyze_quietly(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   bool dead = false;
   for (const Finding& f : rep.findings) {
