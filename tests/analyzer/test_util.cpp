@@ -154,7 +154,9 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
     ASSERT_TRUE(w.value()->flush({}, first).ok());
   }
   ASSERT_TRUE(w.value()->append(ops).ok());
-  if (!events.empty()) ASSERT_TRUE(w.value()->append(events).ok());
+  if (!events.empty()) {
+    ASSERT_TRUE(w.value()->append(events).ok());
+  }
   trace::EventRecord shutdown{};
   shutdown.t_ns = end_ns;
   shutdown.kind = static_cast<uint32_t>(trace::EventKind::kShutdown);
