@@ -918,6 +918,22 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
   }
   if (f.nodes.empty() && r.kind != RootKind::kStuck) f.nodes = ctx_.nodes_of(f.ranks);
   f.extra["waited_s"] = r.waited_s;
+  // The others that gave up (the root's own ranks may have too, at their own timeout).
+  std::vector<int64_t> gave_up;
+  for (size_t k = 0; k < gave_up_.size(); ++k) {
+    const auto rank = static_cast<int64_t>(k);
+    if (gave_up_[k] && std::find(f.ranks.begin(), f.ranks.end(), rank) == f.ranks.end())
+      gave_up.push_back(rank);
+  }
+  if (!gave_up.empty() && r.kind != RootKind::kCycle && r.kind != RootKind::kDesync) {
+    f.evidence += " " + std::string(gave_up.size() == 1 ? "Rank " : "Ranks ") +
+                  list_ranks(gave_up) +
+                  " then gave up waiting: they aborted their communicators after waiting " +
+                  fmt("%.0f", ctx_.th.hang_min_wait_s) +
+                  " s or more, as a framework's watchdog does at its timeout, and their "
+                  "processes ended; that answers the hang, it did not cause it.";
+    f.extra["gave_up_ranks"] = gave_up;
+  }
   return f;
 }
 

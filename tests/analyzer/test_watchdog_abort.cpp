@@ -71,6 +71,7 @@ TEST(WatchdogAbort, RanksThatGaveUpWaitingAreVictimsOfTheRankTheyWaitedFor) {
   EXPECT_EQ(f.subkind, "missing_rank") << f.evidence;
   EXPECT_EQ(f.ranks, std::vector<int64_t>{1}) << f.evidence;
   EXPECT_EQ(f.seq, static_cast<uint64_t>(kStuckOp));
+  EXPECT_NE(f.evidence.find("Ranks 0, 2, 3 then gave up waiting"), std::string::npos) << f.evidence;
 }
 
 TEST(WatchdogAbort, AnAbortWithoutALongWaitIsStillADeath) {
