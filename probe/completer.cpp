@@ -77,6 +77,23 @@ PreparedClock g_prepared[kMaxPreparedClocks];
 int g_prepared_count = 0;  // under g_prepare_mu
 std::mutex g_prepare_mu;
 
+// Creates whichever of a clock's stream and events is still missing, in the current
+// context.  False at the first that cannot be made, which stays null.
+bool create_missing(CUstream& stream, CUevent& ref, CUevent& spare) {
+  const CudaDriver& cu = cuda_driver();
+  if (stream == nullptr && cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    stream = nullptr;
+    return false;
+  }
+  for (CUevent* e : {&ref, &spare}) {
+    if (*e == nullptr && cu.cuEventCreate(e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+      *e = nullptr;
+      return false;
+    }
+  }
+  return true;
+}
+
 // Adopts what an application thread prepared for `ctx`, if anything.
 void adopt_prepared(ContextClock& c) {
   for (PreparedClock& p : g_prepared) {
@@ -122,11 +139,7 @@ ContextClock* clock_for(CUcontext ctx, int64_t now) {
   }
   if (c->broken) return nullptr;
   if (c->anchored_at != 0 && now - c->anchored_at < kReanchorNs) return c;
-  if (cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
-      (c->stream == nullptr &&
-       cu.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ||
-      (c->ref == nullptr && cu.cuEventCreate(&c->ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS) ||
-      (c->spare == nullptr && cu.cuEventCreate(&c->spare, CU_EVENT_DEFAULT) != CUDA_SUCCESS)) {
+  if (cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS || !create_missing(c->stream, c->ref, c->spare)) {
     c->broken = true;
     return nullptr;
   }
@@ -249,12 +262,10 @@ void prepare_clock(void* context) {
   for (int i = 0; i < g_prepared_count; ++i) {
     if (g_prepared[i].ctx == ctx) return;
   }
-  const CudaDriver& cu = cuda_driver();
   PreparedClock& p = g_prepared[g_prepared_count];
-  // What fails here is left null, for the completer thread to make as without preparation.
-  if (cu.cuStreamCreate(&p.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) p.stream = nullptr;
-  if (cu.cuEventCreate(&p.ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS) p.ref = nullptr;
-  if (cu.cuEventCreate(&p.spare, CU_EVENT_DEFAULT) != CUDA_SUCCESS) p.spare = nullptr;
+  // What is not made here stays null, for the completer thread to make as without
+  // preparation.
+  (void)create_missing(p.stream, p.ref, p.spare);
   p.ctx = ctx;
   p.ready.store(true, std::memory_order_release);
   ++g_prepared_count;
