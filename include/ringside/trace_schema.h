@@ -87,27 +87,27 @@ inline constexpr int64_t at_op_time_resolution(int64_t t) {
   X(uint8_t, origin, "", "how it was created, see CommOrigin")
 
 // Appended at every flush: the running totals at that moment.
-#define RINGSIDE_STATS_FIELDS(X)                                                              \
-  X(int64_t, t_ns, "ns", "flush time")                                                        \
-  X(uint64_t, flush_index, "", "flush number, from 1")                                        \
-  X(uint64_t, ops_recorded, "", "op records captured so far")                                 \
-  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")                     \
-  X(uint64_t, samples_dropped, "", "GPU samples lost")                                        \
-  X(uint64_t, events_dropped, "", "events lost")                                              \
-  X(uint64_t, probe_errors, "", "internal errors counted by the producer")                    \
-  X(uint64_t, pending_ops, "", "rows of this flush's /pending snapshot (with abandoned ops)") \
-  X(int64_t, host_run_delay_ns, "ns",                                                         \
-    "time the process's threads waited for a CPU so far (run-queue delay, 0: unknown)")       \
-  X(uint64_t, pending_start, "",                                                              \
-    "1 + the /pending row where this flush's snapshot starts; 0: no rows, or not recorded")   \
-  X(int64_t, probe_cpu_ns, "ns",                                                              \
-    "CPU time the probe's own threads used so far (writer, event completion, GPU "            \
-    "sampling; not its work inside NCCL calls), 0: unknown")                                  \
-  X(uint64_t, ops_rows, "", "rows of /ops once this flush is visible")                        \
-  X(uint64_t, samples_rows, "", "rows of /samples once this flush is visible")                \
-  X(uint64_t, events_rows, "", "rows of /events once this flush is visible")                  \
-  X(uint64_t, comms_rows, "", "rows of /comms once this flush is visible")                    \
-  X(uint64_t, links_rows, "", "rows of /links once this flush is visible")                    \
+#define RINGSIDE_STATS_FIELDS(X)                                                            \
+  X(int64_t, t_ns, "ns", "flush time")                                                      \
+  X(uint64_t, flush_index, "", "flush number, from 1")                                      \
+  X(uint64_t, ops_recorded, "", "op records captured so far")                               \
+  X(uint64_t, ops_dropped, "", "op records lost because a ring was full")                   \
+  X(uint64_t, samples_dropped, "", "GPU samples lost")                                      \
+  X(uint64_t, events_dropped, "", "events lost")                                            \
+  X(uint64_t, probe_errors, "", "internal errors counted by the producer")                  \
+  X(uint64_t, pending_ops, "", "rows in this flush's /pending snapshot")                    \
+  X(int64_t, host_run_delay_ns, "ns",                                                       \
+    "time the process's threads waited for a CPU so far (run-queue delay, 0: unknown)")     \
+  X(uint64_t, pending_start, "",                                                            \
+    "1 + the /pending row where this flush's snapshot starts; 0: no rows, or not recorded") \
+  X(int64_t, probe_cpu_ns, "ns",                                                            \
+    "CPU time the probe's own threads used so far (writer, event completion, GPU "          \
+    "sampling; not its work inside NCCL calls), 0: unknown")                                \
+  X(uint64_t, ops_rows, "", "rows of /ops once this flush is visible")                      \
+  X(uint64_t, samples_rows, "", "rows of /samples once this flush is visible")              \
+  X(uint64_t, events_rows, "", "rows of /events once this flush is visible")                \
+  X(uint64_t, comms_rows, "", "rows of /comms once this flush is visible")                  \
+  X(uint64_t, links_rows, "", "rows of /links once this flush is visible")                  \
   X(uint64_t, progress_rows, "", "rows of /progress once this flush is visible")
 
 // /progress: at each flush, one row per communicator whose progress changed since
