@@ -146,7 +146,8 @@ class WaitGraph {
 
   void classify_ends();
   void note_given_up();
-  int64_t own_abort_at(const RankInfo& ri, uint64_t comm_id) const;
+  bool aborted(int64_t rank, uint64_t comm_id) const;
+  int64_t own_abort_at(int64_t rank, uint64_t comm_id) const;
   void collect_outstanding();
   void decide_deaths();
   void drop_dead_ranks_ops();
@@ -162,6 +163,7 @@ class WaitGraph {
   bool snapshot_final(int64_t rank, uint64_t comm_id) const;
   void edges();
   std::string where(int group) const;
+  void note_gave_up(Finding& f) const;
   Finding root_finding(const Root& r, size_t id) const;
 
   const Context& ctx_;
@@ -180,7 +182,9 @@ class WaitGraph {
   std::vector<Root> roots_;
   std::vector<std::vector<int>> reach_;  // root ids each node leads to
   std::vector<bool> cross_stream_only_;  // stream nodes whose deps are other streams' ops
-  // Ranks that aborted a communicator after waiting in one of its ops (note_given_up).
+  // Per rank, (comm id, job time of its first ncclCommAbort of it, or unknown); and the ranks that
+  // aborted a communicator after waiting in one of its ops (note_given_up).
+  std::vector<std::vector<std::pair<uint64_t, int64_t>>> aborts_;
   std::vector<bool> gave_up_;
 };
 
@@ -215,17 +219,19 @@ void WaitGraph::classify_ends() {
   }
 }
 
-// When the rank aborted communicator `comm_id` (its first ncclCommAbort of it), job time;
-// unknown if it never did.
-int64_t WaitGraph::own_abort_at(const RankInfo& ri, uint64_t comm_id) const {
-  int64_t at = trace::kUnknownTime;
-  for (const auto& ev : ri.events) {
-    if (ev.kind != static_cast<uint32_t>(trace::EventKind::kCommAbort) || ev.comm_id != comm_id)
-      continue;
-    const int64_t t = ri.to_job(ev.t_ns);
-    if (t != trace::kUnknownTime && (at == trace::kUnknownTime || t < at)) at = t;
+// Whether the rank aborted communicator `comm_id`, and when (its first ncclCommAbort of
+// it with a known time, in job time; unknown if it never did or no time is known).
+bool WaitGraph::aborted(int64_t rank, uint64_t comm_id) const {
+  const auto& aborts = aborts_[static_cast<size_t>(rank)];
+  return std::any_of(aborts.begin(), aborts.end(),
+                     [&](const auto& a) { return a.first == comm_id; });
+}
+
+int64_t WaitGraph::own_abort_at(int64_t rank, uint64_t comm_id) const {
+  for (const auto& [comm, at] : aborts_[static_cast<size_t>(rank)]) {
+    if (comm == comm_id) return at;
   }
-  return at;
+  return trace::kUnknownTime;
 }
 
 // A rank that aborted a communicator while one of its ops there had been outstanding for
@@ -235,12 +241,27 @@ int64_t WaitGraph::own_abort_at(const RankInfo& ri, uint64_t comm_id) const {
 // what held it.  A rank that aborts or dies without such a wait is judged as before.
 void WaitGraph::note_given_up() {
   gave_up_.assign(set_.ranks.size(), false);
+  aborts_.assign(set_.ranks.size(), {});
   const auto min_wait = static_cast<int64_t>(ctx_.th.hang_min_wait_s * 1e9);
   for (const auto& ri : set_.ranks) {
     if (!ri.has_file) continue;
+    auto& aborts = aborts_[static_cast<size_t>(ri.rank)];
+    for (const auto& ev : ri.events) {
+      if (ev.kind != static_cast<uint32_t>(trace::EventKind::kCommAbort)) continue;
+      const int64_t t = ri.to_job(ev.t_ns);
+      auto seen = std::find_if(aborts.begin(), aborts.end(),
+                               [&](const auto& a) { return a.first == ev.comm_id; });
+      if (seen == aborts.end()) {
+        aborts.emplace_back(ev.comm_id, t);
+      } else if (t != trace::kUnknownTime &&
+                 (seen->second == trace::kUnknownTime || t < seen->second)) {
+        seen->second = t;
+      }
+    }
+    if (aborts.empty()) continue;
     for (const auto& rec : ri.pending) {
       if (rec.status == static_cast<uint8_t>(OpStatus::kComplete)) continue;
-      const int64_t abort_at = own_abort_at(ri, rec.comm_id);
+      const int64_t abort_at = own_abort_at(ri.rank, rec.comm_id);
       const int64_t entered = ri.to_job(rec.t_enter_ns);
       if (abort_at == trace::kUnknownTime || entered == trace::kUnknownTime) continue;
       if (abort_at - entered >= min_wait) gave_up_[static_cast<size_t>(ri.rank)] = true;
@@ -327,7 +348,7 @@ void WaitGraph::collect_outstanding() {
       const CommInfo* c = set_.comm(rec.comm_id);
       // An op the rank abandoned itself when it gave up waiting is still a wait.
       const bool gave_up = gave_up_[static_cast<size_t>(ri.rank)] &&
-                           own_abort_at(ri, rec.comm_id) != trace::kUnknownTime;
+                           own_abort_at(ri.rank, rec.comm_id) != trace::kUnknownTime;
       if (c == nullptr || rec.status == static_cast<uint8_t>(OpStatus::kComplete) ||
           (rec.status == static_cast<uint8_t>(OpStatus::kAbandoned) && !gave_up))
         continue;
@@ -481,10 +502,7 @@ bool WaitGraph::snapshot_final(int64_t rank, uint64_t comm_id) const {
   const RankInfo& ri = set_.ranks[static_cast<size_t>(rank)];
   if (!ri.shutdown) return false;
   if (gave_up_[static_cast<size_t>(rank)]) return true;
-  for (const auto& ev : ri.events) {
-    if (ev.kind == static_cast<uint32_t>(trace::EventKind::kCommAbort) && ev.comm_id == comm_id)
-      return false;
-  }
+  if (aborted(rank, comm_id)) return false;
   for (const auto& rec : ri.pending) {
     if (rec.comm_id == comm_id && rec.status == static_cast<uint8_t>(OpStatus::kAbandoned))
       return false;
@@ -918,26 +936,29 @@ Finding WaitGraph::root_finding(const Root& r, size_t id) const {
   }
   if (f.nodes.empty() && r.kind != RootKind::kStuck) f.nodes = ctx_.nodes_of(f.ranks);
   f.extra["waited_s"] = r.waited_s;
-  // The others that gave up (the root's own ranks may have too, at their own timeout).
+  return f;
+}
+
+// Says which other ranks gave up waiting (the finding's own ranks may have too, at their
+// own timeout).  On a finding whose ranks and evidence are final (after merging).
+void WaitGraph::note_gave_up(Finding& f) const {
   std::vector<int64_t> gave_up;
   for (size_t k = 0; k < gave_up_.size(); ++k) {
     const auto rank = static_cast<int64_t>(k);
     if (gave_up_[k] && std::find(f.ranks.begin(), f.ranks.end(), rank) == f.ranks.end())
       gave_up.push_back(rank);
   }
-  if (!gave_up.empty() && r.kind != RootKind::kCycle && r.kind != RootKind::kDesync) {
-    f.evidence += " " + std::string(gave_up.size() == 1 ? "Rank " : "Ranks ") +
-                  list_ranks(gave_up) +
-                  " then gave up waiting: they aborted their communicators after waiting " +
-                  fmt("%.0f", ctx_.th.hang_min_wait_s) +
-                  " s or more, as a framework's watchdog does at its timeout, and their "
-                  "processes ended; that answers the hang, it did not cause it.";
-    f.extra["gave_up_ranks"] = gave_up;
-  }
-  return f;
+  if (gave_up.empty()) return;
+  f.evidence += " " + std::string(gave_up.size() == 1 ? "Rank " : "Ranks ") + list_ranks(gave_up) +
+                " then gave up waiting: they aborted their communicators after waiting " +
+                fmt("%.0f", ctx_.th.hang_min_wait_s) +
+                " s or more, as a framework's watchdog does at its timeout, and their "
+                "processes ended; that answers the hang, it did not cause it.";
+  f.extra["gave_up_ranks"] = gave_up;
 }
 
 void WaitGraph::report(std::vector<Finding>& out) {
+  const size_t first_new = out.size();  // the findings before are other detectors'
   const double min_wait = ctx_.th.hang_min_wait_s;
   // Victims: live ranks with an op stuck long enough, by the roots it leads to.
   std::vector<std::set<int>> blocked_by(roots_.size() + 1);
@@ -1080,6 +1101,9 @@ void WaitGraph::report(std::vector<Finding>& out) {
                  "collectives in different orders).";
     f.next_command = next_command_for_hang(ctx_, f);
     out.push_back(std::move(f));
+  }
+  for (size_t i = first_new; i < out.size(); ++i) {
+    if (out[i].subkind != "cycle") note_gave_up(out[i]);
   }
 }
 
