@@ -11,6 +11,7 @@
 // Written op by op.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <functional>
 
 #include "test_util.h"
@@ -52,7 +53,9 @@ struct Round {
 };
 constexpr int64_t kT0 = 1000 * kMs;
 
-void write_ring(const std::string& dir, const std::function<void(Round&)>& round) {
+// `events(rank)`: what each rank recorded besides its ops (none by default).
+void write_ring(const std::string& dir, const std::function<void(Round&)>& round,
+                const std::function<std::vector<trace::EventRecord>(int)>& events = nullptr) {
   for (int r = 0; r < kRanks; ++r) {
     std::vector<trace::OpRecord> ops, pending;
     for (int k = 0; k < kRounds; ++k) {
@@ -67,13 +70,13 @@ void write_ring(const std::string& dir, const std::function<void(Round&)>& round
       round(x);
     }
     const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    const std::vector<trace::EventRecord> recorded =
+        events ? events(r) : std::vector<trace::EventRecord>{};
     write_hand_trace(dir, "ring", r, kRanks, 2, {&comm, 1}, ops, kT0 + 40'000 * kMs, 0, false,
-                     pending);
+                     pending, recorded);
   }
 }
 
-// The job hung on one root: the first finding, a hang of `subkind` naming `ranks`; no other
-// finding is a hang.  Returns that finding (an empty one when there is none).
 // The rounds before kStallRound: both halves complete, 1 ms from the round's start.
 bool completed_before_the_hang(Round& x) {
   if (x.k >= kStallRound) return false;
@@ -82,6 +85,8 @@ bool completed_before_the_hang(Round& x) {
   return true;
 }
 
+// The job hung on one root: the first finding, a hang of `subkind` naming `ranks`; no other
+// finding is a hang.  Returns that finding (an empty one when there is none).
 Finding expect_one_root(const Report& rep, const std::string& subkind,
                         const std::vector<int64_t>& ranks) {
   EXPECT_EQ(rep.verdict, "hung");
@@ -130,21 +135,55 @@ TEST(P2PHang, AReceiveThatNeverCompletesIsItsRanksStallNotAStuckPairEverywhere) 
 // Every transfer of a round stuck (the data never arrives): each rank's send started and
 // its receive, grouped with it, waits behind it on a producer that times ops one by one.
 // One launch runs both, so both started: every pair is stuck alike, one finding.
-TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
-  TempDir dir("p2p-freeze");
-  write_ring(dir.path(), [](Round& x) {
-    const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
-    if (completed_before_the_hang(x)) return;
-    const int64_t started = x.k == kStallRound ? x.at : trace::kUnknownTime;
-    x.pending.push_back(outstanding(send, x.next, x.k, x.entered, started));
-    x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, trace::kUnknownTime));
-  });
+// With `events`, every rank also aborted the communicator 20 s in and died (a watchdog).
+void expect_every_transfer_stuck(
+    const std::string& name, const std::function<std::vector<trace::EventRecord>(int)>& events) {
+  TempDir dir(name);
+  write_ring(
+      dir.path(),
+      [](Round& x) {
+        const auto send = trace::OpKind::kSend, recv = trace::OpKind::kRecv;
+        if (completed_before_the_hang(x)) return;
+        const int64_t started = x.k == kStallRound ? x.at : trace::kUnknownTime;
+        x.pending.push_back(outstanding(send, x.next, x.k, x.entered, started));
+        x.pending.push_back(outstanding(recv, x.prev, x.k, x.entered, trace::kUnknownTime));
+      },
+      events);
   const Report rep = analyze_quietly(dir.path());
   EXPECT_EQ(rep.verdict, "hung");
   ASSERT_EQ(rep.findings.size(), 1u);
-  EXPECT_EQ(rep.findings[0].subkind, "all_stuck") << rep.findings[0].evidence;
-  EXPECT_EQ(rep.findings[0].ranks, (std::vector<int64_t>{0, 1, 2, 3}));
-  EXPECT_EQ(rep.findings[0].seq, static_cast<uint64_t>(kStallRound));
+  const Finding& f = rep.findings[0];
+  EXPECT_EQ(f.subkind, "all_stuck") << f.evidence;
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(f.seq, static_cast<uint64_t>(kStallRound));
+  // The pairs merged into one evidence, which ends as the merge writes it.
+  EXPECT_NE(f.evidence.find("and so are 3 more send/recv pairs"), std::string::npos) << f.evidence;
+  EXPECT_TRUE(f.evidence.ends_with("not a missing rank.")) << f.evidence;
+}
+
+TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
+  expect_every_transfer_stuck("p2p-freeze", nullptr);
+}
+
+// Every rank's watchdog fired and every process died of SIGABRT: each gave up waiting, so
+// none is a dead rank, and the one finding is still the stuck round (its ranks are every
+// rank that gave up, so its evidence names no other).
+TEST(P2PHang, EveryTransferStuckStaysOneFindingWhenEveryRankGaveUp) {
+  expect_every_transfer_stuck("p2p-freeze-gave-up", [](int) {
+    std::vector<trace::EventRecord> e(2);
+    const int64_t abort_at = kT0 + 20'000 * kMs;
+    e[0].t_ns = abort_at;
+    e[0].comm_id = kWorld;
+    e[0].device = -1;
+    e[0].kind = static_cast<uint32_t>(trace::EventKind::kCommAbort);
+    std::snprintf(e[0].text, sizeof e[0].text, "%s", "ncclCommAbort");
+    e[1].t_ns = abort_at + kMs;
+    e[1].value = SIGABRT;
+    e[1].device = -1;
+    e[1].kind = static_cast<uint32_t>(trace::EventKind::kSignal);
+    std::snprintf(e[1].text, sizeof e[1].text, "%s", "SIGABRT");
+    return e;
+  });
 }
 
 // A rank whose call of a collective never returned, while the others completed it and
