@@ -275,6 +275,13 @@ TraceWriter::~TraceWriter() {
   close();
 }
 
+WriterOptions flushing_writer_options() {
+  WriterOptions o;
+  o.chunk_records = 512;
+  o.table_chunk_records = 32;
+  return o;
+}
+
 Result<bool> TraceWriter::initialize_library() {
   // H5dont_atexit succeeds only before the library's first initialisation.
   const bool owns_exit = H5dont_atexit() >= 0;

@@ -24,19 +24,6 @@ namespace {
 // Sooner when a ring passes a quarter full (op_tracker).
 constexpr int64_t kDrainPeriodNs = 250'000'000;
 
-// Every flush compresses each dataset's partial last chunk whole again, and the
-// compressed chunk that grew is written to new space in the file.  The probe
-// flushes every second, so it uses chunks far smaller than the format's default:
-// /ops chunks of 512 records and 32 for the tables that grow by a row or two per
-// flush.  Measured with the trace writer alone at 100 ops per flush: 1.0 ms of CPU
-// per flush against 1.8 ms with 1024 and 256, and half the file size.
-trace::WriterOptions writer_options() {
-  trace::WriterOptions o;
-  o.chunk_records = 512;
-  o.table_chunk_records = 32;
-  return o;
-}
-
 // An op record as stored: times at the format's op-time resolution.
 trace::OpRecord stored(trace::OpRecord r) {
   r.t_enter_ns = trace::at_op_time_resolution(r.t_enter_ns);
@@ -144,7 +131,7 @@ class TraceSink {
     }
     const std::string path = (dir / trace::trace_file_name(m.job_id, m.rank, m.step_id)).string();
     std::lock_guard<std::timed_mutex> in_hdf5(rt_.hdf5_gate);
-    auto created = trace::TraceWriter::create(path, m, writer_options());
+    auto created = trace::TraceWriter::create(path, m, trace::flushing_writer_options());
     if (!created.ok()) {
       fail("creating the trace file", created.status());
       return;

@@ -358,7 +358,9 @@ Result<SynthSummary> write_synth_traces(const SynthSpec& spec,
 
   SynthModel model(spec);
   SynthSummary summary;
-  trace::WriterOptions options;
+  // Growing files stand for a running job's: its tables in the probe's small chunks.
+  trace::WriterOptions options =
+      spec.grow_steps > 0 ? trace::flushing_writer_options() : trace::WriterOptions{};
   options.chunk_records = spec.chunk_records;
   // Growing files are written in rounds over every rank: all are open at once.
   const int batch = spec.grow_steps > 0 ? spec.ranks : std::max(1, spec.writer_batch);

@@ -28,6 +28,14 @@ struct WriterOptions {
   int deflate_level = 4;  // 0 disables compression; shuffle is always on
 };
 
+// The options of a writer that flushes every second (the probe; `ringside synth`'s
+// growing files, which stand for it): /ops chunks of 512 records and 32 for the tables
+// that grow by a row or two per flush.  Every flush compresses each dataset's partial
+// last chunk whole again (and a reader that follows the file decompresses it whole):
+// measured with the trace writer alone at 100 ops per flush, 1.0 ms of CPU per flush
+// against 1.8 ms with 1024 and 256, and half the file size.
+WriterOptions flushing_writer_options();
+
 class TraceWriter {
  public:
   // Initialises the HDF5 library now rather than at the first create().  If
