@@ -95,8 +95,14 @@ uint64_t extent(const OpenDataset& ds, bool synced) {
 // rows than they hold are converted in strips.
 constexpr size_t kTransferBytes = 256 * 1024;
 
+// A table of a reader opened for its op rows alone (TraceReader::open_ops).
+Status not_opened(const std::string& path) {
+  return Status::error(path + ": opened for its op rows alone; its other tables are not read");
+}
+
 Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
                  const std::string& path) {
+  if (ds.spec == nullptr) return not_opened(path);
   if (count == 0) return {};
   thread_local const h5::TransferBuffers transfer(kTransferBytes);
   h5::Handle file_space(H5Dget_space(ds.dataset.get()));
@@ -117,6 +123,7 @@ Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
 template <typename Record>
 Result<std::vector<Record>> read_all(const OpenDataset& ds, bool synced, const std::string& path,
                                      uint64_t first = 0) {
+  if (ds.spec == nullptr) return not_opened(path);
   h5::QuietErrors quiet;
   const uint64_t end = extent(ds, synced);
   std::vector<Record> rows(end > first ? end - first : 0);
@@ -137,12 +144,14 @@ struct TraceReader::Impl {
   bool announces = false;
   // sync() was called: reads refresh only what it found stale.
   mutable bool synced = false;
+  bool ops_only = false;  // TraceReader::open_ops
 };
 
 TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceReader::~TraceReader() = default;
 
-Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+// Opens `path`'s HDF5 file into `impl` (SWMR read when it allows it).
+static Status open_file(const std::string& path, TraceReader::Impl* impl) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": no such file");
   if (!S_ISREG(st.st_mode)) return Status::error(path + ": not a regular file");
@@ -153,7 +162,6 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
     return Status::error(path +
                          ": not an HDF5 file (no valid HDF5 signature; truncated or corrupt)");
   }
-  auto impl = std::make_unique<Impl>();
   impl->path = path;
   // SWMR read opens files whose writer is still running or was killed,
   // without h5clear.  Files from other tools may not allow it: retry plainly.
@@ -181,6 +189,12 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
       return Status::error(path + ": cannot open as HDF5: " + detail);
     }
   }
+  return {};
+}
+
+Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  if (Status s = open_file(path, impl.get()); !s.ok()) return s;
   if (Status s = read_meta_attributes(impl->file.get(), impl->meta, path); !s.ok()) return s;
   if (Status s = validate_meta(impl->meta, path); !s.ok()) return s;
 
@@ -199,6 +213,14 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
   }
   h5::Handle stats_type(H5Dget_type(impl->stats.dataset.get()));
   impl->announces = H5Tget_member_index(stats_type.get(), "ops_rows") >= 0;
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
+}
+
+Result<std::unique_ptr<TraceReader>> TraceReader::open_ops(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  if (Status s = open_file(path, impl.get()); !s.ok()) return s;
+  if (Status s = open_dataset(impl->file.get(), kOpsDataset, path, impl->ops); !s.ok()) return s;
+  impl->ops_only = true;
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
 }
 
@@ -303,6 +325,7 @@ Result<std::vector<CommRecord>> TraceReader::comms(uint64_t first) const {
 }
 
 Result<std::vector<LinkRecord>> TraceReader::links(uint64_t first) const {
+  if (impl_->ops_only) return not_opened(impl_->path);
   if (!impl_->links.dataset.valid()) return std::vector<LinkRecord>{};
   return read_all<LinkRecord>(impl_->links, impl_->synced, impl_->path, first);
 }
@@ -311,6 +334,7 @@ Result<std::vector<StatsRecord>> TraceReader::stats(uint64_t first) const {
 }
 
 Result<std::vector<ProgressRecord>> TraceReader::progress(uint64_t first) const {
+  if (impl_->ops_only) return not_opened(impl_->path);
   if (!impl_->progress.dataset.valid()) return std::vector<ProgressRecord>{};
   return read_all<ProgressRecord>(impl_->progress, impl_->synced, impl_->path, first);
 }

@@ -65,4 +65,12 @@ Result<std::shared_ptr<const TraceReader>> open_trace(const std::string& path,
   return std::shared_ptr<const TraceReader>(std::move(opened.value()));
 }
 
+Result<std::shared_ptr<const TraceReader>> open_trace_ops(const std::string& path,
+                                                          TraceReaderCache* cache) {
+  if (cache != nullptr) return cache->open(path);
+  auto opened = TraceReader::open_ops(path);
+  if (!opened.ok()) return opened.status();
+  return std::shared_ptr<const TraceReader>(std::move(opened.value()));
+}
+
 }  // namespace ringside::trace

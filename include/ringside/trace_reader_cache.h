@@ -57,6 +57,9 @@ class TraceReaderCache {
 // `path` through `cache` when there is one, else opened for this use alone.
 Result<std::shared_ptr<const TraceReader>> open_trace(const std::string& path,
                                                       TraceReaderCache* cache);
+// Likewise, for its op rows alone (TraceReader::open_ops) when there is no cache.
+Result<std::shared_ptr<const TraceReader>> open_trace_ops(const std::string& path,
+                                                          TraceReaderCache* cache);
 
 // Raises the soft limit of open files to the hard limit; returns the soft
 // limit in force afterwards (unchanged when it cannot be raised).

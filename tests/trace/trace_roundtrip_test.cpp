@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_writer.h"
@@ -136,6 +137,43 @@ TEST(TraceRoundTrip, EveryFieldOfEveryDatasetSurvives) {
   ASSERT_EQ(last.value().size(), 2u);
   expect_op_eq(last.value()[0], pending[0], 0);
   expect_op_eq(last.value()[1], pending[1], 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceRoundTrip, OpenedForItsOpsAloneAFileReadsTheSameOps) {
+  const std::string dir = make_temp_dir("opsonly");
+  const std::string path = dir + "/" + trace_file_name("job1", 2);
+  std::vector<OpRecord> ops;
+  for (uint64_t i = 0; i < 3000; ++i) ops.push_back(testing::make_op(i));
+  {
+    WriterOptions opts;
+    opts.chunk_records = 512;
+    auto w = TraceWriter::create(path, testing::sample_meta("job1", 2, 4), opts);
+    ASSERT_TRUE(w.ok()) << w.message();
+    ASSERT_TRUE(w.value()->append(std::span<const OpRecord>(ops)).ok());
+    ASSERT_TRUE(w.value()->close().ok());
+  }
+  auto r = TraceReader::open_ops(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const TraceReader& reader = *r.value();
+  ASSERT_EQ(reader.op_count(), ops.size());
+  std::vector<OpRecord> back(ops.size() - 100);
+  auto got = reader.read_ops(100, back);
+  ASSERT_TRUE(got.ok()) << got.message();
+  ASSERT_EQ(got.value(), back.size());
+  for (size_t i = 0; i < back.size(); ++i) expect_op_eq(back[i], ops[i + 100], i + 100);
+  // Nothing else was opened: its metadata is empty, and another table is an error, not
+  // a crash.
+  EXPECT_TRUE(reader.meta().job_id.empty());
+  EXPECT_FALSE(reader.samples().ok());
+  EXPECT_FALSE(reader.links().ok());
+  EXPECT_FALSE(reader.last_pending().ok());
+  // A file that is not a trace is refused as by open().
+  const std::string bad = dir + "/bad.h5";
+  { std::ofstream(bad) << "not an HDF5 file"; }
+  auto refused = TraceReader::open_ops(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("not an HDF5 file"), std::string::npos) << refused.message();
   std::filesystem::remove_all(dir);
 }
 
