@@ -49,8 +49,8 @@ std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t
     if (cache != nullptr) {
       s = fn(ri, cache->rows(ri.path), cache->valid_rows(ri.path));
     } else {
-      auto reader = trace::open_trace(ri.path, readers);
-      auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row, options.batch)
+      auto reader = trace::open_trace_ops(ri.path, readers);
+      auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row)
                               : Result<std::vector<trace::OpRecord>>(reader.status());
       s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value()), size_t{0})
                     : rows.status();

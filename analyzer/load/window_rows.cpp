@@ -73,17 +73,10 @@ uint64_t WindowRowCache::rows_held() const {
   return n;
 }
 
-Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
-                                                  size_t batch) {
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader,
+                                                  uint64_t first) {
   std::vector<trace::OpRecord> all;
-  Status st = reader.for_each_op_batch(
-      batch,
-      [&](std::span<const trace::OpRecord> ops) {
-        all.insert(all.end(), ops.begin(), ops.end());
-        return true;
-      },
-      first);
-  if (!st.ok()) return st;
+  if (Status s = append_rows(reader, first, reader.op_count(), all); !s.ok()) return s;
   return all;
 }
 

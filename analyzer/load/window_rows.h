@@ -54,8 +54,7 @@ class WindowRowCache {
   uint64_t rows_read_ = 0;
 };
 
-// Rows [first, end of file) of `reader`'s /ops, read in batches of `batch`.
-Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
-                                                  size_t batch = 8192);
+// Rows [first, end of file) of `reader`'s /ops, read at once into a vector of their size.
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first);
 
 }  // namespace ringside::analysis
