@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 
 #include "clock/clock_align.h"
 #include "diff/run_profile.h"
+#include "load/row_spill.h"
 #include "load/window_rows.h"
 #include "match/comm_roles.h"
 #include "match/group_table.h"
@@ -28,32 +31,44 @@ struct ReadError {
   std::string message;
 };
 
+// Where a pass reads each rank's rows: held in `cache` (a window's, read when the set was
+// loaded), else from the rank's file, or from `spill` where an earlier pass kept them.
+struct RowSource {
+  WindowRowCache* cache = nullptr;
+  RowSpill* spill = nullptr;
+  bool keeps = false;  // this pass keeps the rows it reads from the files in `spill`
+};
+
 // Runs `fn(rank, rows, valid)` over the rank files of `share` in turn with the rank's op
-// rows from its first_row on: held in `cache` (read when the set was loaded; `valid`: how
-// many of them, from the first, are known to pass trace::validate_op), else read for this
-// pass alone, one file at a time (or kept open in `readers`; `valid` 0).  Returns the
-// ranks whose data could not all be read.
+// rows from its first_row on: held in `from.cache` (`valid`: how many of them, from the
+// first, are known to pass trace::validate_op), else as an earlier pass kept them in
+// `from.spill`, else read for this pass alone, one file at a time (or kept open in
+// `readers`; `valid` 0).  Returns the ranks whose data could not all be read.
 template <typename Fn>
 std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t> share,
-                                          WindowRowCache* cache, const AnalyzeOptions& options,
+                                          const RowSource& from, const AnalyzeOptions& options,
                                           Progress& progress, const std::string& phase, Fn fn) {
   std::vector<ReadError> errors;
   size_t total = 0, done = 0;
   for (int64_t r : share) total += set.ranks[static_cast<size_t>(r)].has_file;
   trace::TraceReaderCache* readers = options.reader_cache;
+  std::vector<trace::OpRecord> kept;
   for (int64_t r : share) {
     const RankInfo& ri = set.ranks[static_cast<size_t>(r)];
     if (!ri.has_file) continue;
     progress.update(phase, ++done, total);
     Status s;
-    if (cache != nullptr) {
-      s = fn(ri, cache->rows(ri.path), cache->valid_rows(ri.path));
+    if (from.cache != nullptr) {
+      s = fn(ri, from.cache->rows(ri.path), from.cache->valid_rows(ri.path));
+    } else if (!from.keeps && from.spill != nullptr && from.spill->rows(ri.rank, kept)) {
+      s = fn(ri, std::span<const trace::OpRecord>(kept), size_t{0});
     } else {
       auto reader = trace::open_trace_ops(ri.path, readers);
       auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row)
                               : Result<std::vector<trace::OpRecord>>(reader.status());
       s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value()), size_t{0})
                     : rows.status();
+      if (rows.ok() && s.ok() && from.keeps) from.spill->keep(ri.rank, rows.value());
       if (!rows.ok() && readers != nullptr) readers->forget(ri.path);
     }
     if (!s.ok() && ri.read_error.empty()) errors.push_back({ri.rank, s.message()});
@@ -82,10 +97,10 @@ void note_read_errors(TraceSet& set, const std::vector<ReadError>& errors) {
 // part of each piece, whose state starts from it; `adopt` then takes the new state.
 template <typename Fn, typename Save, typename Merge, typename Adopt>
 void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share,
-              WindowRowCache* cache, const AnalyzeOptions& options, Progress& progress,
+              const RowSource& from, const AnalyzeOptions& options, Progress& progress,
               const std::string& phase, size_t pieces, Fn fn, Save save, Merge merge, Adopt adopt) {
   std::vector<ReadError> errors =
-      for_each_rank_rows(set, share, cache, options, progress, phase, fn);
+      for_each_rank_rows(set, share, from, options, progress, phase, fn);
   if (group == nullptr) {
     note_read_errors(set, errors);
     return;
@@ -123,6 +138,11 @@ void run_pass(TraceSet& set, ProcessGroup* group, std::span<const int64_t> share
 }
 
 }  // namespace
+
+std::string default_spill_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
   const auto started = std::chrono::steady_clock::now();
@@ -162,6 +182,12 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   } else {
     for (const RankInfo& ri : set.ranks) share.push_back(ri.rank);
   }
+  // Without a window, the matching pass keeps the rows it reads for the passes after it.
+  std::optional<RowSpill> spill;
+  if (row_cache == nullptr && !options.spill_dir.empty()) spill.emplace(options.spill_dir);
+  RowSource reading{row_cache, spill && spill->usable() ? &*spill : nullptr, false};
+  RowSource matching = reading;
+  matching.keeps = reading.spill != nullptr;
   using Rows = std::span<const trace::OpRecord>;
   // With the rows held in memory (a window of each rank), so is each rank's own compute
   // from one pass to the next: the passes after matching mostly measure the same one.
@@ -175,7 +201,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   const size_t pieces = std::clamp<size_t>(set.comms.size(), 1, 16);
   std::unique_ptr<GroupTable> next;
   run_pass(
-      set, group, share, row_cache, options, progress, "matching ops", pieces,
+      set, group, share, matching, options, progress, "matching ops", pieces,
       [&](const RankInfo& ri, Rows rows, size_t valid) {
         return matched->add_rank(ri, rows, held_of(ri), valid);
       },
@@ -198,7 +224,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     matched->reset_gaps();
     // In place: a slice's gaps start anew once this process's own are saved.
     run_pass(
-        set, group, share, row_cache, options, progress, "attributing compute", pieces,
+        set, group, share, reading, options, progress, "attributing compute", pieces,
         [&](const RankInfo& ri, Rows rows, size_t) {
           return matched->add_gaps(ri, rows, held_of(ri));
         },
@@ -212,7 +238,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   auto measured =
       std::make_unique<RankStatsPass>(*matched, options.thresholds.late_margin, options.views);
   run_pass(
-      set, group, share, row_cache, options, progress, "measuring lateness", 1,
+      set, group, share, reading, options, progress, "measuring lateness", 1,
       [&](const RankInfo& ri, Rows rows, size_t) {
         return measured->add_rank(ri, rows, held_of(ri));
       },
@@ -225,6 +251,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
       },
       [] {});
   held = std::vector<HeldOwnCompute>();
+  spill.reset();
   // The report is process 0's to build and write.
   if (group != nullptr && group->rank() != 0) return Report{};
   const GroupTable& table = *matched;

@@ -21,6 +21,9 @@
 
 namespace ringside::analysis {
 
+// $TMPDIR, else /tmp.
+std::string default_spill_dir();
+
 struct AnalyzeOptions {
   Thresholds thresholds;
   size_t batch = 8192;   // ops per read
@@ -47,6 +50,10 @@ struct AnalyzeOptions {
   // Likewise: each rank file's /stats, /pending, /gpu_samples and /progress, of which
   // a call reads only the rows appended since the last one (load/rank_tables.h).
   RankTablesCache* tables_cache = nullptr;
+  // Without a window: the directory where the first pass keeps each rank's rows for the
+  // passes after it, in an unlinked temporary file (load/row_spill.h); "": none, every
+  // pass reads the traces.
+  std::string spill_dir = default_spill_dir();
   // Set: this process is one of a parallel analysis (parallel/process_group.h).  Each
   // reads its share of the rank files in every pass and the passes' states are merged,
   // so process 0 gets the report one process would write; the others get an empty one.

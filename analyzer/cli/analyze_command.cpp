@@ -42,6 +42,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
     std::string step;
     bool quiet = false;
     bool no_progress = false;
+    bool no_spill = false;
     size_t max_findings = 10;
     AnalyzeOptions options;
   };
@@ -70,6 +71,12 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
                   "(0: the whole job)")
       ->check(window_ops_check())
       ->capture_default_str();
+  cmd->add_option("--spill-dir", args->options.spill_dir,
+                  "where the first pass keeps each rank's rows for the later ones, in an "
+                  "unlinked temporary file (about 30 bytes per op)")
+      ->capture_default_str();
+  cmd->add_flag("--no-spill", args->no_spill,
+                "keep no rows between passes: every pass reads the traces again");
   Thresholds& th = args->options.thresholds;
   cmd->add_option("--min-cost", th.min_cost_fraction,
                   "smallest slowdown reported, as a fraction of the job time")
@@ -85,6 +92,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->callback([args, step, &exit_code] {
     args->options.progress = !args->no_progress;
+    if (args->no_spill) args->options.spill_dir.clear();
     if (step->count() > 0) args->options.step = args->step;
     // Under an MPI launcher, one of K processes (parallel/process_group.h): process 0
     // writes everything, the others only read their share of the files.

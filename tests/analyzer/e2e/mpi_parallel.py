@@ -3,9 +3,11 @@
 synthetic job (tensor x pipeline x data parallel, gradient buckets run alongside the
 compute, a straggler, one rank's ops damaged, a file that is not a trace) analyzed alone
 and with K = 1, 2 and 4 processes; the JSON, text and HTML reports must be equal byte for
-byte (no report field is a timing), and so must the warnings.  The three launches run at
-once (mpirun's start and end are most of their time).  Exit 77 (skipped) if mpirun is
-absent.
+byte (no report field is a timing), and so must the warnings.  So must those of one process
+whose later passes read the traces again instead of the rows the first pass kept
+(`--no-spill`), or fall back to them (a spill directory that does not exist).  The
+launches run at once (mpirun's start and end are most of their time).  Exit 77 (skipped)
+if mpirun is absent.
 
 mpi_parallel.py --ringside BIN --work-dir W
 """
@@ -46,12 +48,17 @@ def main():
     with open(os.path.join(traces, "ringside-synth-r000099.h5"), "wb") as f:
         f.write(b"not an HDF5 file\n" * 64)
 
+    # Runs: one process, K processes (a number), one process with a spill option.
+    spill_options = {"unkept": ["--no-spill"],
+                     "no-spill-dir": ["--spill-dir", os.path.join(o.work_dir, "missing")]}
+
     def start(k):
         out = os.path.join(o.work_dir, "k%s" % k)
         os.makedirs(out)
         cmd = [o.ringside, "analyze", traces, "--no-progress", "--json",
-               os.path.join(out, "report.json"), "--html", os.path.join(out, "report.html")]
-        if k is not None:
+               os.path.join(out, "report.json"), "--html", os.path.join(out, "report.html"),
+               *spill_options.get(k, [])]
+        if isinstance(k, int):
             root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
             cmd = [mpirun, "-n", str(k), "--oversubscribe", *root, "--mca", "btl", "self,vader",
                    *cmd]
@@ -73,7 +80,7 @@ def main():
         warnings = sorted(l for l in stderr.splitlines() if l.startswith("ringside:"))
         return out, p.returncode, warnings
 
-    runs = {k: start(k) for k in (None, 1, 2, 4)}
+    runs = {k: start(k) for k in (None, 1, 2, 4, *spill_options)}
     alone, code, warnings = finish(runs[None])
     if code != 1:
         fail("the straggler was not found (exit %d)" % code)
@@ -81,18 +88,18 @@ def main():
         fail("no warning about the cut file: %s" % warnings)
     if not any("r000099.h5" in w for w in warnings):
         fail("no warning about the file that is not a trace: %s" % warnings)
-    for k in (1, 2, 4):
+    for k in (1, 2, 4, *spill_options):
         out, kcode, kwarnings = finish(runs[k])
         if kcode != code:
-            fail("K=%d exited %d, one process %d" % (k, kcode, code))
+            fail("K=%s exited %d, one process %d" % (k, kcode, code))
         if kwarnings != warnings:
-            fail("K=%d warned %s, one process %s" % (k, kwarnings, warnings))
+            fail("K=%s warned %s, one process %s" % (k, kwarnings, warnings))
         for name in ("report.json", "report.txt", "report.html"):
             with open(os.path.join(alone, name), "rb") as a, open(os.path.join(out, name), "rb") as b:
                 if a.read() != b.read():
-                    fail("K=%d: %s differs from one process's (diff %s %s)" %
+                    fail("K=%s: %s differs from one process's (diff %s %s)" %
                          (k, name, os.path.join(alone, name), os.path.join(out, name)))
-        print("K=%d: reports equal to one process's" % k)
+        print("K=%s: reports equal to one process's" % k)
     shutil.rmtree(o.work_dir, ignore_errors=True)
     return 0
 
