@@ -57,20 +57,28 @@ void TraceReaderCache::forget(const std::string& path) {
   kept_.erase(path);
 }
 
-Result<std::shared_ptr<const TraceReader>> open_trace(const std::string& path,
-                                                      TraceReaderCache* cache) {
+namespace {
+
+// `path` through `cache` when there is one, else opened by `open` for this use alone.
+Result<std::shared_ptr<const TraceReader>> open_shared(
+    const std::string& path, TraceReaderCache* cache,
+    Result<std::unique_ptr<TraceReader>> (*open)(const std::string&)) {
   if (cache != nullptr) return cache->open(path);
-  auto opened = TraceReader::open(path);
+  auto opened = open(path);
   if (!opened.ok()) return opened.status();
   return std::shared_ptr<const TraceReader>(std::move(opened.value()));
 }
 
+}  // namespace
+
+Result<std::shared_ptr<const TraceReader>> open_trace(const std::string& path,
+                                                      TraceReaderCache* cache) {
+  return open_shared(path, cache, &TraceReader::open);
+}
+
 Result<std::shared_ptr<const TraceReader>> open_trace_ops(const std::string& path,
                                                           TraceReaderCache* cache) {
-  if (cache != nullptr) return cache->open(path);
-  auto opened = TraceReader::open_ops(path);
-  if (!opened.ok()) return opened.status();
-  return std::shared_ptr<const TraceReader>(std::move(opened.value()));
+  return open_shared(path, cache, &TraceReader::open_ops);
 }
 
 }  // namespace ringside::trace
