@@ -1,10 +1,10 @@
 #include "load/row_spill.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -50,9 +50,10 @@ class Output {
  private:
   char* p_;
 };
-// A row's longest encoding: its mask, 11 varints of at most 10 bytes, two new values of 8
-// bytes and 5 plain bytes.
-constexpr size_t kMaxRowBytes = 1 + 11 * 10 + 2 * 8 + 5;
+// A row's longest encoding: its mask, 12 varints of at most 10 bytes (4 times, a
+// communicator's index and sequence number, count, bytes, a stream's index, group, peer and
+// peer sequence number), two new values of 8 bytes and 5 plain bytes.
+constexpr size_t kMaxRowBytes = 1 + 12 * 10 + 2 * 8 + 5;
 
 class Input {
  public:

@@ -38,7 +38,6 @@ class RowSpill {
   // cannot be read back.
   bool rows(int64_t rank, std::vector<trace::OpRecord>& out) const;
   bool usable() const { return fd_ >= 0; }
-  uint64_t bytes() const { return end_; }  // written so far
 
  private:
   struct Kept {
@@ -46,7 +45,7 @@ class RowSpill {
     bool kept = false;
   };
   int fd_ = -1;
-  uint64_t end_ = 0;
+  uint64_t end_ = 0;        // bytes written so far
   std::vector<Kept> kept_;  // by rank
   std::string buffer_;      // one rank's encoded rows; its size only grows
   mutable std::string read_buffer_;
