@@ -64,7 +64,7 @@ std::vector<ReadError> for_each_rank_rows(TraceSet& set, std::span<const int64_t
       s = fn(ri, std::span<const trace::OpRecord>(kept), size_t{0});
     } else {
       auto reader = trace::open_trace_ops(ri.path, readers);
-      auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row)
+      auto rows = reader.ok() ? read_op_rows(*reader.value(), ri.first_row, ri.op_count)
                               : Result<std::vector<trace::OpRecord>>(reader.status());
       s = rows.ok() ? fn(ri, std::span<const trace::OpRecord>(rows.value()), size_t{0})
                     : rows.status();

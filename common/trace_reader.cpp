@@ -24,10 +24,15 @@ struct OpenDataset {
   const DatasetSpec* spec = nullptr;
   h5::Handle dataset;
   h5::Handle memory_type;
-  // Rows at the last refresh (or when opened); for a synced reader (TraceReader::sync),
-  // `stale` says that the writer has announced more since.
+  // Rows at the last refresh (or when opened), no more than `announced`; for a synced
+  // reader of a file without row counts in /stats (TraceReader::sync), `stale` says
+  // that the writer has flushed since.
   mutable uint64_t rows = 0;
   mutable bool stale = false;
+  // How many rows the newest complete flush the reader has seen announces (files
+  // whose /stats rows count each table's rows); unbounded otherwise.
+  mutable uint64_t announced = kUnbounded;
+  static constexpr uint64_t kUnbounded = UINT64_MAX;
 };
 
 // A field added after its dataset was first written: older files lack it, and
@@ -80,14 +85,17 @@ uint64_t refreshed_extent(const OpenDataset& ds) {
   h5::Handle space(H5Dget_space(ds.dataset.get()));
   hsize_t dims[1] = {0};
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  ds.rows = dims[0];
+  ds.rows = std::min<uint64_t>(dims[0], ds.announced);
   ds.stale = false;
   return ds.rows;
 }
 
-// The rows a read may use: refreshed first, unless the reader is synced and the
-// dataset was not announced to have grown (TraceReader::sync).
+// The rows a read may use.  Where a flush announced them: those, refreshed only
+// when the dataset last showed fewer.  Otherwise refreshed first, unless the reader
+// is synced and the dataset was not marked stale (TraceReader::sync).
 uint64_t extent(const OpenDataset& ds, bool synced) {
+  if (ds.announced != OpenDataset::kUnbounded)
+    return ds.rows < ds.announced ? refreshed_extent(ds) : ds.rows;
   return synced && !ds.stale ? ds.rows : refreshed_extent(ds);
 }
 
@@ -146,6 +154,64 @@ struct TraceReader::Impl {
   mutable bool synced = false;
   bool ops_only = false;  // TraceReader::open_ops
 };
+
+namespace {
+
+// Moves a reader of a file whose /stats rows count each table's rows on to the newest
+// complete flush: from then on every table reads up to that flush's counts, /stats up
+// to its row.  Rows beyond belong to a flush still being written, or to one a kill cut
+// short: they may be fill values, or ops on a communicator /comms does not list yet.
+// A file without a complete flush reads as empty.  Returns whether it moved on; on a
+// /stats it cannot read, it lifts the bounds (reads then report what is wrong).
+// `refresh`: refresh /stats first (not when it was opened just now).
+bool see_newest_flush(TraceReader::Impl& m, bool refresh) {
+  h5::QuietErrors quiet;
+  OpenDataset& st = m.stats;
+  const uint64_t seen = st.announced == OpenDataset::kUnbounded ? 0 : st.announced;
+  st.announced = OpenDataset::kUnbounded;
+  const uint64_t total = refresh ? refreshed_extent(st) : st.rows;
+  std::optional<StatsRecord> newest;
+  uint64_t newest_rows = seen;
+  // The newest complete row is the last one written, or close to it: a flush writes one.
+  constexpr uint64_t kTail = 8;
+  for (uint64_t end = total; end > seen && !newest;) {
+    const uint64_t first = end - std::min(end - seen, end == total ? kTail : end - seen);
+    std::vector<StatsRecord> rows(end - first);
+    if (!read_rows(st, first, rows.size(), rows.data(), m.path).ok()) {
+      for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
+        ds->announced = OpenDataset::kUnbounded;
+      return false;
+    }
+    for (uint64_t i = rows.size(); i-- > 0 && !newest;) {
+      if (rows[i].flush_index == 0) continue;
+      newest = rows[i];
+      newest_rows = first + i + 1;
+    }
+    end = first;
+  }
+  st.announced = newest_rows;
+  st.rows = std::min(st.rows, newest_rows);
+  if (!newest) {
+    if (seen == 0) {
+      for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
+        ds->announced = ds->rows = 0;
+    }
+    return false;
+  }
+  const std::pair<const OpenDataset*, uint64_t> counts[] = {
+      {&m.ops, newest->ops_rows},       {&m.samples, newest->samples_rows},
+      {&m.events, newest->events_rows}, {&m.comms, newest->comms_rows},
+      {&m.links, newest->links_rows},   {&m.progress, newest->progress_rows}};
+  for (const auto& [ds, rows] : counts) {
+    ds->announced = rows;
+    ds->rows = std::min(ds->rows, rows);
+  }
+  // /pending is written over in place: its rows are read afresh after any flush.
+  m.pending.stale = true;
+  return true;
+}
+
+}  // namespace
 
 TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceReader::~TraceReader() = default;
@@ -213,6 +279,7 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
   }
   h5::Handle stats_type(H5Dget_type(impl->stats.dataset.get()));
   impl->announces = H5Tget_member_index(stats_type.get(), "ops_rows") >= 0;
+  if (impl->announces) see_newest_flush(*impl, false);
   return std::unique_ptr<TraceReader>(new TraceReader(std::move(impl)));
 }
 
@@ -231,36 +298,15 @@ void TraceReader::sync() const {
     m.synced = true;
     return;
   }
-  h5::QuietErrors quiet;
-  const uint64_t before = m.stats.rows;
-  const uint64_t after = refreshed_extent(m.stats);
-  if (after <= before && m.announces) return;  // no flush since: nothing announced
-  // The latest written row (rows of a flush in progress may still hold the fill value,
-  // flush_index 0).
-  std::optional<StatsRecord> last;
   if (m.announces) {
-    const uint64_t first = after - std::min<uint64_t>(after - before, 4);
-    std::vector<StatsRecord> rows(after - first);
-    if (read_rows(m.stats, first, rows.size(), rows.data(), m.path).ok()) {
-      for (auto it = rows.rbegin(); it != rows.rend() && !last; ++it)
-        if (it->flush_index != 0) last = *it;
-    }
-  }
-  // /pending is written over in place: its rows are read afresh after any flush.
-  m.pending.stale = true;
-  if (!last) {
-    // Nothing says which tables grew (an older file, or the row not written yet).
-    for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
-      ds->stale = true;
+    see_newest_flush(m, true);
     return;
   }
-  const std::pair<const OpenDataset*, uint64_t> announced[] = {
-      {&m.ops, last->ops_rows},       {&m.samples, last->samples_rows},
-      {&m.events, last->events_rows}, {&m.comms, last->comms_rows},
-      {&m.links, last->links_rows},   {&m.progress, last->progress_rows}};
-  for (const auto& [ds, rows] : announced) {
-    if (rows > ds->rows) ds->stale = true;
-  }
+  // A file whose /stats does not say which tables grew: every table is refreshed when
+  // next read.
+  for (const OpenDataset* ds :
+       {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress, &m.pending})
+    ds->stale = true;
 }
 
 const TraceMeta& TraceReader::meta() const {
@@ -382,7 +428,11 @@ Result<std::vector<OpRecord>> TraceReader::pending_of(const StatsRecord& last,
         // Written over by a later flush since the caller read `last` (a live
         // file): the snapshot of the newest complete flush answers instead (a
         // synced reader's /stats is refreshed for it).
-        impl_->stats.stale = true;
+        if (impl_->announces) {
+          see_newest_flush(*impl_, true);
+        } else {
+          impl_->stats.stale = true;
+        }
         auto st = stats();
         if (!st.ok()) return st.status();
         auto newest = std::find_if(st.value().rbegin(), st.value().rend(),

@@ -73,10 +73,11 @@ uint64_t WindowRowCache::rows_held() const {
   return n;
 }
 
-Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader,
-                                                  uint64_t first) {
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
+                                                  uint64_t end) {
   std::vector<trace::OpRecord> all;
-  if (Status s = append_rows(reader, first, reader.op_count(), all); !s.ok()) return s;
+  if (Status s = append_rows(reader, first, std::min(end, reader.op_count()), all); !s.ok())
+    return s;
   return all;
 }
 

@@ -54,7 +54,10 @@ class WindowRowCache {
   uint64_t rows_read_ = 0;
 };
 
-// Rows [first, end of file) of `reader`'s /ops, read at once into a vector of their size.
-Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first);
+// Rows [first, end) of `reader`'s /ops (fewer where the file holds fewer), read at once
+// into a vector of their size.  `end`: the rows a whole open of the file announced,
+// which an ops-only reader (TraceReader::open_ops) does not know.
+Result<std::vector<trace::OpRecord>> read_op_rows(const trace::TraceReader& reader, uint64_t first,
+                                                  uint64_t end);
 
 }  // namespace ringside::analysis

@@ -28,7 +28,8 @@ class TraceReader {
   // Opens the file for its op rows alone (op_count, read_ops, for_each_op_batch): a pass
   // over the op rows of a file that was opened whole before.  Neither its metadata nor
   // its other tables are read (meta() is empty; reading another table fails), which
-  // halves what an open costs.
+  // halves what an open costs.  Not knowing /stats, it sees every row of /ops: the
+  // caller reads no further than the whole open's op_count().
   static Result<std::unique_ptr<TraceReader>> open_ops(const std::string& path);
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
@@ -37,14 +38,14 @@ class TraceReader {
   const TraceMeta& meta() const;
   const std::string& path() const;
 
-  // A reader sees what its file held when it was opened, and each read of a
-  // table first refreshes it to what the writer has made visible since (SWMR).
-  // A reader that is kept open and read again and again (TraceReaderCache) calls
-  // sync() instead, each time the file changed: from its first call on, reads
-  // refresh nothing, and sync() refreshes /stats and, where its last row says how
-  // many rows each table holds (writers since those fields exist), only the tables
-  // that grew; in older files, every table, once, when next read.  Either way a
-  // reader sees every row of the flushes whose /stats row it sees.
+  // A reader sees its file as of the newest flush that was complete when it was
+  // opened: each table up to the row counts that flush's /stats row announces
+  // (docs/trace-format.md), so its ops, comms, /pending snapshot and last flush time
+  // agree with each other.  sync() moves it on to the newest complete flush since,
+  // reading only the tables that grew (TraceReaderCache calls it each time the file
+  // changed).  Files written before /stats counted rows are read to each table's end:
+  // each read refreshes its table, until the first sync(); from then on reads refresh
+  // nothing and each later sync() marks every table to be refreshed when next read.
   void sync() const;
 
   uint64_t op_count() const;

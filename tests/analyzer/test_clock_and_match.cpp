@@ -137,7 +137,7 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   for (const auto& ri : set.ranks) {
     auto r = trace::TraceReader::open(ri.path);
     ASSERT_TRUE(r.ok());
-    auto rows = read_op_rows(*r.value(), ri.first_row);
+    auto rows = read_op_rows(*r.value(), ri.first_row, ri.op_count);
     ASSERT_TRUE(rows.ok());
     ASSERT_TRUE(table.add_rank(ri, rows.value()).ok());
   }
@@ -156,7 +156,7 @@ TEST(GroupTable, MatchesEveryOpAndMeasuresLateness) {
   RankStatsPass stats(table);
   for (const auto& ri : set.ranks) {
     auto r = trace::TraceReader::open(ri.path);
-    auto rows = read_op_rows(*r.value(), ri.first_row);
+    auto rows = read_op_rows(*r.value(), ri.first_row, ri.op_count);
     ASSERT_TRUE(rows.ok());
     ASSERT_TRUE(stats.add_rank(ri, rows.value()).ok());
   }
@@ -186,7 +186,7 @@ class GroupTableReadings : public ::testing::Test {
     for (const auto& ri : set_.ranks) {
       auto r = trace::TraceReader::open(ri.path);
       ASSERT_TRUE(r.ok());
-      auto rows = read_op_rows(*r.value(), ri.first_row);
+      auto rows = read_op_rows(*r.value(), ri.first_row, ri.op_count);
       ASSERT_TRUE(rows.ok());
       rows_.push_back(std::move(rows.value()));
     }

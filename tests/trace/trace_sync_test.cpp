@@ -1,7 +1,9 @@
 // A reader kept open on a live file (TraceReader::sync): between two syncs it reads
 // one view of the file; a sync brings in every table a new /stats row announces, and
 // rows a writer appended after its last flush are announced when it closes the file.
+// Rows no complete flush announced (a kill in the middle of one) are not read.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <filesystem>
 #include <string>
@@ -172,6 +174,55 @@ TEST(TraceSync, AFileClosedRightAfterItsFlushGetsNoExtraRow) {
   auto r = TraceReader::open(f.path);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r.value()->stats().value().size(), 1u);
+}
+
+// Gives a closed file's dataset `name` `rows` rows, as a kill in the middle of a flush
+// leaves it: the tables written before /stats are visible, /stats is not.
+void set_rows(const std::string& path, const char* name, hsize_t rows) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  EXPECT_GE(ds, 0);
+  EXPECT_GE(H5Dset_extent(ds, &rows), 0);
+  H5Dclose(ds);
+  H5Fclose(file);
+}
+
+// The second flush's /ops and /comms rows are visible, its /stats row is not: the
+// reader stays at the first flush, whose ops are all on communicators it lists.
+TEST(TraceSync, AFlushCutShortIsNotRead) {
+  LiveFile f("sync-cut");
+  ASSERT_TRUE(f.writer);
+  f.append(30);
+  f.flush();
+  f.append(25);  // with a second communicator
+  f.flush();
+  ASSERT_TRUE(f.writer->close().ok());
+  set_rows(f.path, kStatsDataset, 1);
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(seen(*r.value()), (Seen{30, 1, 1, 1, 1}));
+  auto raw = TraceReader::open_ops(f.path);
+  ASSERT_TRUE(raw.ok()) << raw.message();
+  EXPECT_EQ(raw.value()->op_count(), 55u) << "the rows are in the file";
+}
+
+// A kill during the first flush (a launcher tearing down a job that ran shorter than the
+// flush interval): op rows reached the file, nothing announced them.
+TEST(TraceSync, AFileWhoseFirstFlushWasCutShortReadsAsAHeaderWithoutRows) {
+  LiveFile f("sync-cut-first");
+  ASSERT_TRUE(f.writer);
+  f.append(30);
+  f.flush();
+  ASSERT_TRUE(f.writer->close().ok());
+  set_rows(f.path, kCommsDataset, 0);
+  set_rows(f.path, kStatsDataset, 0);
+  auto r = TraceReader::open(f.path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value()->meta().job_id, "sync");
+  EXPECT_EQ(seen(*r.value()), (Seen{0, 0, 0, 0, 0}));
+  EXPECT_TRUE(r.value()->last_pending().value().empty());
+  EXPECT_TRUE(r.value()->progress().value().empty());
 }
 
 }  // namespace

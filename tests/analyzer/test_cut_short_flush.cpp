@@ -1,0 +1,101 @@
+// A launcher's teardown SIGKILLs the ranks of a job one of whose ranks crashed, and a
+// kill can land inside a rank's flush: its op rows reached the file, its comm table and
+// /stats row did not (NCCL's tests, killed within their first second, do this about one
+// run in five).  Such a file is a rank whose trace ends at its last complete flush, here
+// before any: no rank is named corrupt or missing for it, and the crash is the dead
+// rank's.  Written op by op, the cut made on the closed files.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int kRanks = 4, kDead = 2, kLastOp = 10;
+constexpr uint64_t kWorld = 0x7600;
+constexpr int64_t kT0 = 1000 * kMs;
+
+trace::EventRecord signal_event(int64_t t, int signo, const char* text) {
+  trace::EventRecord e{};
+  e.t_ns = t;
+  e.value = signo;
+  e.device = -1;
+  e.kind = static_cast<uint32_t>(trace::EventKind::kSignal);
+  std::snprintf(e.text, sizeof e.text, "%s", text);
+  return e;
+}
+
+// Rank kDead aborts after op kLastOp - 1; the others enter op kLastOp, wait in it and
+// are ended by the launcher's SIGTERM.
+void write_job(const std::string& dir) {
+  const int64_t crash_at = kT0 + kLastOp * 20 * kMs;
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<trace::OpRecord> ops, pending;
+    for (int k = 0; k < kLastOp; ++k) {
+      const int64_t at = kT0 + k * 20 * kMs;
+      ops.push_back(
+          hand_op(trace::OpKind::kBroadcast, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
+    }
+    trace::EventRecord ended = signal_event(crash_at + 300 * kMs, SIGTERM, "SIGTERM");
+    if (r == kDead) {
+      ended = signal_event(crash_at, SIGABRT, "SIGABRT");
+    } else {
+      trace::OpRecord stuck =
+          hand_op(trace::OpKind::kBroadcast, kWorld, kLastOp, crash_at, trace::kUnknownTime);
+      stuck.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
+      pending.push_back(stuck);
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir, "cut", r, kRanks, 2, {&comm, 1}, ops, ended.t_ns + 10 * kMs, 0, true,
+                     pending, {&ended, 1});
+  }
+}
+
+// Leaves `rank`'s file as a kill during its only flush does: /ops written, /comms and
+// /stats not.
+void cut_first_flush(const std::string& dir, int rank) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto r = trace::TraceReader::open(entry.path().string());
+    ASSERT_TRUE(r.ok()) << r.message();
+    if (r.value()->meta().rank != rank) continue;
+    r.value().reset();
+    hid_t file = H5Fopen(entry.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    for (const char* name : {trace::kCommsDataset, trace::kStatsDataset}) {
+      hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+      const hsize_t none = 0;
+      EXPECT_GE(H5Dset_extent(ds, &none), 0) << name;
+      H5Dclose(ds);
+    }
+    H5Fclose(file);
+    return;
+  }
+  FAIL() << "no file of rank " << rank;
+}
+
+TEST(CutShortFlush, ARankKilledInItsFirstFlushIsNotBlamedForTheCrash) {
+  for (int cut : {0, 3}) {
+    TempDir dir("cut-flush");
+    write_job(dir.path());
+    cut_first_flush(dir.path(), cut);
+    const Report rep = analyze_quietly(dir.path());
+    EXPECT_EQ(rep.verdict, "hung") << "cut rank " << cut;
+    ASSERT_EQ(rep.findings.size(), 1u) << "cut rank " << cut << ": " << rep.findings[0].evidence;
+    EXPECT_EQ(rep.findings[0].subkind, "dead_rank") << rep.findings[0].evidence;
+    EXPECT_EQ(rep.findings[0].ranks, std::vector<int64_t>{kDead}) << rep.findings[0].evidence;
+    EXPECT_TRUE(rep.missing_ranks.empty()) << "cut rank " << cut;
+    for (const std::string& w : rep.warnings) {
+      EXPECT_EQ(w.find("corrupt"), std::string::npos) << w;
+      EXPECT_EQ(w.find("not used"), std::string::npos) << w;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
