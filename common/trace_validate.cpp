@@ -63,6 +63,8 @@ Status validate_op(const OpRecord& op) {
   if (op.seq >= kMaxSeq) return bad("seq = " + std::to_string(op.seq));
   if (op.peer_seq >= kMaxSeq) return bad(field("peer_seq", op.peer_seq));
   if (op.peer < -1) return bad(field("peer", op.peer));
+  if (op.count > kMaxOpSize) return bad("count = " + std::to_string(op.count));
+  if (op.bytes > kMaxOpSize) return bad("bytes = " + std::to_string(op.bytes));
   // Every producer records -1 for collectives that have neither root nor peer.
   const auto kind = static_cast<OpKind>(op.op);
   const bool unrooted = !is_rooted(kind) && !is_p2p(kind);

@@ -23,6 +23,9 @@ inline constexpr int64_t kMaxWorldSize = int64_t{1} << 22;
 inline constexpr int64_t kMaxCommRanksPerProcess = 64;
 // Largest sequence number (per communicator, per send/recv peer) taken as real.
 inline constexpr uint64_t kMaxSeq = uint64_t{1} << 28;
+// Largest element count or message size (bytes) of one op taken as real: a buffer of
+// 2^50 bytes (1 PiB) is thousands of times any GPU's memory.
+inline constexpr uint64_t kMaxOpSize = uint64_t{1} << 50;
 // Trace-local times (ns since the file's clock reference) beyond ~10 years are corrupt.
 inline constexpr int64_t kMaxTraceTimeNs = int64_t{315'360'000} * 1'000'000'000;
 // Longest text attribute kept (node names, job ids, the config JSON).
@@ -30,7 +33,8 @@ inline constexpr size_t kMaxTextAttribute = 64 * 1024;
 
 // File attributes: rank within world_size, sizes and clocks plausible.
 Status validate_meta(const TraceMeta& m, const std::string& path);
-// One op record (from /ops or /pending): known enums, times in range and in order.
+// One op record (from /ops or /pending): known enums, sizes and times in range, times in
+// order.
 Status validate_op(const OpRecord& op);
 // One comm table row of a job of `world_size` ranks (processes): a communicator has at
 // most kMaxCommRanksPerProcess ranks per process.

@@ -44,6 +44,15 @@ TEST(TraceValidate, OpRecordsOutOfRangeAreNamed) {
   op = good_op();
   op.t_exit_ns = kUnknownTime;  // still inside the call: fine
   EXPECT_TRUE(validate_op(op).ok());
+  op = good_op();
+  op.count = kMaxOpSize;  // 1 PiB of bytes: the most taken as real
+  op.bytes = kMaxOpSize;
+  EXPECT_TRUE(validate_op(op).ok());
+  op.count = 5'851'042'340'995'694'256ull;
+  EXPECT_NE(validate_op(op).message().find("count = 5851042340995694256"), std::string::npos);
+  op = good_op();
+  op.bytes = kMaxOpSize + 1;
+  EXPECT_NE(validate_op(op).message().find("bytes"), std::string::npos);
 }
 
 TEST(TraceValidate, PeerMustFitTheOperation) {
