@@ -279,7 +279,8 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
 
   std::vector<Finding> findings;
   detect_desyncs(ctx, findings);
-  detect_hangs(ctx, findings);
+  std::vector<std::string> hang_notes;
+  detect_hangs(ctx, findings, hang_notes);
   LateRanks late = find_late_ranks(ctx);
   const OutlierOps outliers = find_outlier_ops(ctx);
   detect_imbalance(ctx, late, outliers, findings);
@@ -364,6 +365,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   report.links.matrix = links;
   report.links_below_cost = std::move(links_below_cost);
   report.warnings = set.warnings;
+  report.warnings.insert(report.warnings.end(), hang_notes.begin(), hang_notes.end());
   if (links.unplaced_comms > 0) {
     report.warnings.push_back(std::to_string(links.unplaced_comms) +
                               " NCCL communicators of the profiler plugin's /links match no "

@@ -185,7 +185,9 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
 // True if send/recv pairs were timed often enough, with large enough messages, to
 // judge links from them (what detect_slow_links uses without profiler events).
 bool send_recv_pairs_timed(const Context& ctx);
-void detect_hangs(const Context& ctx, std::vector<Finding>& out);
+// `notes`: what the report warns of without a finding (ranks that ended without an exit
+// record in a job that otherwise ended normally).
+void detect_hangs(const Context& ctx, std::vector<Finding>& out, std::vector<std::string>& notes);
 void detect_desyncs(const Context& ctx, std::vector<Finding>& out);
 void detect_gpu_health(const Context& ctx, std::vector<Finding>& out);
 void detect_missing_traces(const Context& ctx, std::vector<Finding>& out);

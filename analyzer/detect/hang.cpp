@@ -77,6 +77,9 @@ enum class End { kNoTrace, kClosed, kSignalled, kVanished };
 struct RankEnd {
   End end = End::kNoTrace;
   bool dead = false;  // the process ended while the job went on (crash, kill, early exit)
+  // No exit record, in a job that otherwise ended normally and waited for nobody: the
+  // process ended without the probe's exit handler; not dead (WaitGraph::decide_deaths).
+  bool quiet = false;
   int64_t last_seen = kNever;
 };
 
@@ -127,6 +130,13 @@ class WaitGraph {
   void build();
   void solve();
   void report(std::vector<Finding>& out);
+  // Ranks whose trace has no exit record in a job that otherwise ended normally.
+  std::vector<int64_t> quiet_ends() const {
+    std::vector<int64_t> ranks;
+    for (size_t r = 0; r < ends_.size(); ++r)
+      if (ends_[r].quiet) ranks.push_back(static_cast<int64_t>(r));
+    return ranks;
+  }
 
  private:
   // Node ids: ops [0, ops), groups, streams (one per op), ranks.
@@ -297,13 +307,27 @@ void WaitGraph::decide_deaths() {
   for (const auto& o : ops_) {
     if (!done_by_others(o)) wait_start = std::min(wait_start, o.enter);
   }
+  // A job that ended normally but for the exit records of ranks that ended with it:
+  // every other traced rank closed its trace without a signal, and no op of any rank
+  // was left waiting for another.  Such a process ended without the probe's exit
+  // handler (os._exit, or a kill or crash after its last collective) and nothing the
+  // job ran waited for it: it is not named dead, the report notes it (quiet_ends).
+  bool ended_normally = wait_start == INT64_MAX && any_closed;
+  for (const auto& ri : set_.ranks) {
+    const End end = ends_[static_cast<size_t>(ri.rank)].end;
+    if (end == End::kSignalled) ended_normally = false;
+  }
   const int64_t alive_margin = static_cast<int64_t>(ctx_.th.alive_margin_s * 1e9);
   std::vector<int64_t> candidates;
   std::set<int> nodes;
   for (const auto& ri : set_.ranks) {
     if (!ri.has_file) continue;
-    const RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
+    RankEnd& e = ends_[static_cast<size_t>(ri.rank)];
     if (e.end != End::kVanished) continue;
+    if (ended_normally && latest != kNever && e.last_seen >= latest - gap) {
+      e.quiet = true;
+      continue;
+    }
     if (!any_closed && !(latest != kNever && e.last_seen < latest - gap)) continue;
     bool waiting = false;
     for (int j : by_rank_[static_cast<size_t>(ri.rank)])
@@ -1109,11 +1133,22 @@ void WaitGraph::report(std::vector<Finding>& out) {
 
 }  // namespace
 
-void detect_hangs(const Context& ctx, std::vector<Finding>& out) {
+void detect_hangs(const Context& ctx, std::vector<Finding>& out, std::vector<std::string>& notes) {
   WaitGraph graph(ctx);
   graph.build();
   graph.solve();
   graph.report(out);
+  if (const std::vector<int64_t> quiet = graph.quiet_ends(); !quiet.empty()) {
+    std::string who = quiet.size() == 1 ? ctx.describe_rank(quiet[0]) : "ranks";
+    for (size_t i = 0; quiet.size() > 1 && i < quiet.size(); ++i)
+      who += (i ? ", " : " ") + std::to_string(quiet[i]);
+    notes.push_back(who + (quiet.size() == 1 ? " has" : " have") +
+                    " no exit record in its trace, though no collective waited for " +
+                    (quiet.size() == 1 ? "it" : "them") +
+                    " and the other ranks ended normally: the process ended without running "
+                    "its exit handlers (os._exit, or a kill or crash after its last "
+                    "collective); its exit code tells which");
+  }
   // No rank closed its trace: the whole job was killed without warning (SIGKILL,
   // a launcher or node failure) or the files were cut.  Nothing to blame a rank
   // for unless the graph found a root, but the end was not normal.

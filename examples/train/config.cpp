@@ -91,6 +91,10 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   app.add_option("--corrupt-step", c.corrupt_step,
                  "verified step (multiple of --check-every, or the last) of --corrupt-rank")
       ->check(CLI::Range(1, 1000000));
+  app.add_option("--quick-exit-rank", c.quick_exit_rank,
+                 "this rank ends with _exit(0) after destroying its communicators, skipping "
+                 "exit handlers (as Python's os._exit)")
+      ->check(CLI::Range(0, 1 << 20));
 }
 
 void validate_for_world(TrainConfig& c, int world) {

@@ -45,6 +45,9 @@ struct TrainConfig {
   // which every rank's check must catch.
   int corrupt_rank = -1;
   int corrupt_step = 0;
+  // This rank ends with _exit(0) once its communicators are destroyed, skipping every
+  // exit handler, as Python's os._exit does.
+  int quick_exit_rank = -1;
 };
 
 // Registers every flag on `app`, writing into `config`.

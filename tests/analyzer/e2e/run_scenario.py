@@ -9,7 +9,7 @@ nccl_bench_probe (nccl_bench under `ringside run`).
 
 SPEC is ';'-separated key=value: verdict=..., findings=0, kind=..., subkind=...,
 ranks=5 or ranks=4,5, nodes=node2 or nodes=node2,node3, comm=world, seq=22,
-cause=throttling, pattern=structural; named=N: findings plus slow links named below
+cause=throttling, pattern=structural; warning=TEXT: a warning holds TEXT; named=N: findings plus slow links named below
 the cost bar (links.below_cost) number N; below_cost_ok=1: the expected finding may
 also be such a link.  Exit 0 when every expectation holds.
 """
@@ -90,6 +90,8 @@ def main():
     if (ana.returncode == 0) != (len(report["findings"]) == 0):
         fail("exit code %d does not match the findings" % ana.returncode, report)
     check_probe_cpu(o, exp, report)
+    if "warning" in exp and not any(exp["warning"] in w for w in report.get("warnings", [])):
+        fail("no warning holds %r" % exp["warning"], report)
     if "kind" not in exp:
         return
     pool = report["findings"] + (below_cost if exp.get("below_cost_ok") == "1" else [])

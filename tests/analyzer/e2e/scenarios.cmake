@@ -4,6 +4,10 @@ foreach(_seed 1 2 3)
   ringside_add_e2e_scenario(healthy_seed${_seed} RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
     EXPECT "verdict=healthy;findings=0;named=0" ARGS --seed ${_seed})
 endforeach()
+# A rank that ends with os._exit (no exit record) in a job that otherwise ended normally:
+# noted, not blamed.
+ringside_add_e2e_scenario(quick_exit RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
+  EXPECT "verdict=healthy;findings=0;named=0;warning=no exit record" ARGS --quick-exit-rank 3)
 # 40 steps: a 20% straggler must stand out from the sim's CPU noise on 2 cores.
 ringside_add_e2e_scenario(straggler_gpu RANKS 8 NODES 2 CLUSTER ${_s}/straggler_gpu.json
   EXPECT "verdict=degraded;kind=straggler;ranks=5;nodes=node2" ARGS --steps 40)

@@ -1,0 +1,99 @@
+// A process that ends without running its exit handlers (os._exit, as some frameworks'
+// workers end; or a kill or crash right after its last collective) leaves a trace with
+// no exit record.  In a job that otherwise ended normally, with no collective left
+// waiting for it, that is no dead rank and no hang: the report notes it.  The same
+// trace is still a death when the others were left waiting.  Written op by op.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+
+#include "test_util.h"
+
+namespace ringside::analysis::test {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int kRanks = 4, kQuiet = 1, kOps = 12;
+constexpr uint64_t kWorld = 0x7700;
+constexpr int64_t kT0 = 1000 * kMs;
+
+// Every rank runs kOps all-reduces; with `left_waiting`, the others then enter one more,
+// which rank kQuiet never does.
+void write_job(const std::string& dir, bool left_waiting) {
+  const int64_t done_at = kT0 + kOps * 20 * kMs;
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<trace::OpRecord> ops, pending;
+    for (int k = 0; k < kOps; ++k) {
+      const int64_t at = kT0 + k * 20 * kMs;
+      ops.push_back(
+          hand_op(trace::OpKind::kAllReduce, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
+    }
+    int64_t end = done_at + 50 * kMs;
+    if (left_waiting && r != kQuiet) {
+      trace::OpRecord stuck =
+          hand_op(trace::OpKind::kAllReduce, kWorld, kOps, done_at, trace::kUnknownTime);
+      stuck.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
+      ops.push_back(stuck);
+      pending.push_back(stuck);
+      end = done_at + 30'000 * kMs;
+    }
+    const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
+    write_hand_trace(dir, "exit", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending);
+  }
+}
+
+// Drops `rank`'s exit record (its last event), as a process that never ran the probe's
+// exit handler leaves its trace.
+void drop_exit_record(const std::string& dir, int rank) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    hsize_t events = 0;
+    {
+      auto r = trace::TraceReader::open(entry.path().string());
+      ASSERT_TRUE(r.ok()) << r.message();
+      if (r.value()->meta().rank != rank) continue;
+      auto rows = r.value()->events();
+      ASSERT_TRUE(rows.ok() && !rows.value().empty());
+      ASSERT_EQ(rows.value().back().kind, static_cast<uint32_t>(trace::EventKind::kShutdown));
+      events = rows.value().size() - 1;
+    }
+    hid_t file = H5Fopen(entry.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    hid_t ds = H5Dopen2(file, trace::kEventsDataset, H5P_DEFAULT);
+    EXPECT_GE(H5Dset_extent(ds, &events), 0);
+    H5Dclose(ds);
+    H5Fclose(file);
+    return;
+  }
+  FAIL() << "no file of rank " << rank;
+}
+
+TEST(ExitRecord, ARankThatEndedWithTheJobWithoutItIsNoted) {
+  TempDir dir("exit-record");
+  write_job(dir.path(), false);
+  drop_exit_record(dir.path(), kQuiet);
+  const Report rep = analyze_quietly(dir.path());
+  EXPECT_EQ(rep.verdict, "healthy");
+  for (const Finding& f : rep.findings)
+    ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
+  bool noted = false;
+  for (const std::string& w : rep.warnings)
+    noted = noted || (w.rfind("rank 1 ", 0) == 0 && w.find("no exit record") != std::string::npos);
+  EXPECT_TRUE(noted) << "warnings: " << rep.warnings.size();
+}
+
+TEST(ExitRecord, ARankThatEndedWithoutItWhileOthersWaitedIsDead) {
+  TempDir dir("exit-record-waited");
+  write_job(dir.path(), true);
+  drop_exit_record(dir.path(), kQuiet);
+  const Report rep = analyze_quietly(dir.path());
+  EXPECT_EQ(rep.verdict, "hung");
+  ASSERT_FALSE(rep.findings.empty());
+  EXPECT_EQ(rep.findings[0].kind, "hang") << rep.findings[0].evidence;
+  EXPECT_EQ(rep.findings[0].ranks, std::vector<int64_t>{kQuiet}) << rep.findings[0].evidence;
+  for (const std::string& w : rep.warnings)
+    EXPECT_EQ(w.find("no exit record"), std::string::npos) << w;
+}
+
+}  // namespace
+}  // namespace ringside::analysis::test
