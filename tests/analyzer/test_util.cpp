@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ringside/trace_reader.h"
 #include "ringside/trace_writer.h"
 #include "synth/synth_writer.h"
 
@@ -170,6 +172,25 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
   stats.pending_ops = pending.size();
   ASSERT_TRUE(w.value()->flush(pending, stats).ok());
   ASSERT_TRUE(w.value()->close().ok());
+}
+
+void cut_table(const std::string& dir, int rank, const char* dataset, uint64_t rows) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    {
+      auto r = trace::TraceReader::open(entry.path().string());
+      ASSERT_TRUE(r.ok()) << r.message();
+      if (r.value()->meta().rank != rank) continue;
+    }
+    hid_t file = H5Fopen(entry.path().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT);
+    const hsize_t extent = rows;
+    EXPECT_GE(H5Dset_extent(ds, &extent), 0) << dataset;
+    H5Dclose(ds);
+    H5Fclose(file);
+    return;
+  }
+  FAIL() << "no file of rank " << rank << " in " << dir;
 }
 
 }  // namespace ringside::analysis::test

@@ -57,5 +57,8 @@ void write_hand_trace(const std::string& dir, const std::string& job, int rank, 
                       int64_t host_wait_ns = 0, bool one_flush = false,
                       std::span<const trace::OpRecord> pending = {},
                       std::span<const trace::EventRecord> events = {});
+// Gives rank `rank`'s closed trace in `dir` `rows` rows of `dataset` (fewer than it
+// holds), as a writer stopped short of writing them leaves it.
+void cut_table(const std::string& dir, int rank, const char* dataset, uint64_t rows);
 
 }  // namespace ringside::analysis::test
