@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -157,14 +158,19 @@ struct TraceReader::Impl {
 
 namespace {
 
+// The tables whose rows a /stats row counts, in its field order.
+std::array<const OpenDataset*, 6> counted_tables(const TraceReader::Impl& m) {
+  return {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress};
+}
+
 // Moves a reader of a file whose /stats rows count each table's rows on to the newest
 // complete flush: from then on every table reads up to that flush's counts, /stats up
 // to its row.  Rows beyond belong to a flush still being written, or to one a kill cut
 // short: they may be fill values, or ops on a communicator /comms does not list yet.
-// A file without a complete flush reads as empty.  Returns whether it moved on; on a
-// /stats it cannot read, it lifts the bounds (reads then report what is wrong).
-// `refresh`: refresh /stats first (not when it was opened just now).
-bool see_newest_flush(TraceReader::Impl& m, bool refresh) {
+// A file without a complete flush reads as empty.  On a /stats it cannot read, it lifts
+// the bounds (reads then report what is wrong).  `refresh`: refresh /stats first (not
+// when it was opened just now).
+void see_newest_flush(TraceReader::Impl& m, bool refresh) {
   h5::QuietErrors quiet;
   OpenDataset& st = m.stats;
   const uint64_t seen = st.announced == OpenDataset::kUnbounded ? 0 : st.announced;
@@ -172,15 +178,15 @@ bool see_newest_flush(TraceReader::Impl& m, bool refresh) {
   const uint64_t total = refresh ? refreshed_extent(st) : st.rows;
   std::optional<StatsRecord> newest;
   uint64_t newest_rows = seen;
-  // The newest complete row is the last one written, or close to it: a flush writes one.
+  // The newest complete row is the last one written, or close to it (a flush writes one):
+  // the last few rows first, then the rest since the last call.
   constexpr uint64_t kTail = 8;
   for (uint64_t end = total; end > seen && !newest;) {
-    const uint64_t first = end - std::min(end - seen, end == total ? kTail : end - seen);
+    const uint64_t first = end == total && end - seen > kTail ? end - kTail : seen;
     std::vector<StatsRecord> rows(end - first);
     if (!read_rows(st, first, rows.size(), rows.data(), m.path).ok()) {
-      for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
-        ds->announced = OpenDataset::kUnbounded;
-      return false;
+      for (const OpenDataset* ds : counted_tables(m)) ds->announced = OpenDataset::kUnbounded;
+      return;
     }
     for (uint64_t i = rows.size(); i-- > 0 && !newest;) {
       if (rows[i].flush_index == 0) continue;
@@ -193,22 +199,19 @@ bool see_newest_flush(TraceReader::Impl& m, bool refresh) {
   st.rows = std::min(st.rows, newest_rows);
   if (!newest) {
     if (seen == 0) {
-      for (const OpenDataset* ds : {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress})
-        ds->announced = ds->rows = 0;
+      for (const OpenDataset* ds : counted_tables(m)) ds->announced = ds->rows = 0;
     }
-    return false;
+    return;
   }
-  const std::pair<const OpenDataset*, uint64_t> counts[] = {
-      {&m.ops, newest->ops_rows},       {&m.samples, newest->samples_rows},
-      {&m.events, newest->events_rows}, {&m.comms, newest->comms_rows},
-      {&m.links, newest->links_rows},   {&m.progress, newest->progress_rows}};
-  for (const auto& [ds, rows] : counts) {
-    ds->announced = rows;
-    ds->rows = std::min(ds->rows, rows);
+  const uint64_t counts[] = {newest->ops_rows,   newest->samples_rows, newest->events_rows,
+                             newest->comms_rows, newest->links_rows,   newest->progress_rows};
+  const auto tables = counted_tables(m);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    tables[i]->announced = counts[i];
+    tables[i]->rows = std::min(tables[i]->rows, counts[i]);
   }
   // /pending is written over in place: its rows are read afresh after any flush.
   m.pending.stale = true;
-  return true;
 }
 
 }  // namespace
@@ -304,9 +307,8 @@ void TraceReader::sync() const {
   }
   // A file whose /stats does not say which tables grew: every table is refreshed when
   // next read.
-  for (const OpenDataset* ds :
-       {&m.ops, &m.samples, &m.events, &m.comms, &m.links, &m.progress, &m.pending})
-    ds->stale = true;
+  for (const OpenDataset* ds : counted_tables(m)) ds->stale = true;
+  m.pending.stale = true;
 }
 
 const TraceMeta& TraceReader::meta() const {
