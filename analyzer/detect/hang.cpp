@@ -288,11 +288,12 @@ void WaitGraph::note_given_up() {
 // first death from the teardown: no rank is named (abnormal_end says so).
 void WaitGraph::decide_deaths() {
   int64_t latest = kNever;
-  bool any_closed = false, crash_signal = false;
+  bool any_closed = false, any_signalled = false, crash_signal = false;
   for (const auto& ri : set_.ranks) {
     if (!ri.has_file) continue;
     latest = std::max(latest, ends_[static_cast<size_t>(ri.rank)].last_seen);
     any_closed = any_closed || ri.shutdown;
+    any_signalled = any_signalled || ends_[static_cast<size_t>(ri.rank)].end == End::kSignalled;
     if (fatal_signal(ri.last_signal) && !gave_up_[static_cast<size_t>(ri.rank)]) {
       ends_[static_cast<size_t>(ri.rank)].dead = true;
       crash_signal = true;
@@ -312,11 +313,7 @@ void WaitGraph::decide_deaths() {
   // was left waiting for another.  Such a process ended without the probe's exit
   // handler (os._exit, or a kill or crash after its last collective) and nothing the
   // job ran waited for it: it is not named dead, the report notes it (quiet_ends).
-  bool ended_normally = wait_start == INT64_MAX && any_closed;
-  for (const auto& ri : set_.ranks) {
-    const End end = ends_[static_cast<size_t>(ri.rank)].end;
-    if (end == End::kSignalled) ended_normally = false;
-  }
+  const bool ended_normally = wait_start == INT64_MAX && any_closed && !any_signalled;
   const int64_t alive_margin = static_cast<int64_t>(ctx_.th.alive_margin_s * 1e9);
   std::vector<int64_t> candidates;
   std::set<int> nodes;
@@ -1139,15 +1136,16 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out, std::vector<std
   graph.solve();
   graph.report(out);
   if (const std::vector<int64_t> quiet = graph.quiet_ends(); !quiet.empty()) {
-    std::string who = quiet.size() == 1 ? ctx.describe_rank(quiet[0]) : "ranks";
-    for (size_t i = 0; quiet.size() > 1 && i < quiet.size(); ++i)
+    const bool one = quiet.size() == 1;
+    std::string who = one ? ctx.describe_rank(quiet[0]) : "ranks";
+    for (size_t i = 0; !one && i < quiet.size(); ++i)
       who += (i ? ", " : " ") + std::to_string(quiet[i]);
-    notes.push_back(who + (quiet.size() == 1 ? " has" : " have") +
-                    " no exit record in its trace, though no collective waited for " +
-                    (quiet.size() == 1 ? "it" : "them") +
-                    " and the other ranks ended normally: the process ended without running "
-                    "its exit handlers (os._exit, or a kill or crash after its last "
-                    "collective); its exit code tells which");
+    notes.push_back(
+        who + (one ? " has no exit record in its trace" : " have no exit records in their traces") +
+        ", though no collective waited for " + (one ? "it" : "them") +
+        " and the other ranks ended normally: " + (one ? "the process" : "each process") +
+        " ended without running its exit handlers (os._exit, or a kill or crash after "
+        "its last collective); its exit code tells which");
   }
   // No rank closed its trace: the whole job was killed without warning (SIGKILL,
   // a launcher or node failure) or the files were cut.  Nothing to blame a rank
