@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <cstdio>
 
 #include "test_util.h"
 
@@ -18,16 +17,6 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kDead = 2, kLastOp = 10;
 constexpr uint64_t kWorld = 0x7600;
 constexpr int64_t kT0 = 1000 * kMs;
-
-trace::EventRecord signal_event(int64_t t, int signo, const char* text) {
-  trace::EventRecord e{};
-  e.t_ns = t;
-  e.value = signo;
-  e.device = -1;
-  e.kind = static_cast<uint32_t>(trace::EventKind::kSignal);
-  std::snprintf(e.text, sizeof e.text, "%s", text);
-  return e;
-}
 
 // Rank kDead aborts after op kLastOp - 1; the others enter op kLastOp, wait in it and
 // are ended by the launcher's SIGTERM.
@@ -40,9 +29,10 @@ void write_job(const std::string& dir) {
       ops.push_back(
           hand_op(trace::OpKind::kBroadcast, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
     }
-    trace::EventRecord ended = signal_event(crash_at + 300 * kMs, SIGTERM, "SIGTERM");
+    trace::EventRecord ended =
+        hand_event(trace::EventKind::kSignal, crash_at + 300 * kMs, SIGTERM, "SIGTERM");
     if (r == kDead) {
-      ended = signal_event(crash_at, SIGABRT, "SIGABRT");
+      ended = hand_event(trace::EventKind::kSignal, crash_at, SIGABRT, "SIGABRT");
     } else {
       trace::OpRecord stuck =
           hand_op(trace::OpKind::kBroadcast, kWorld, kLastOp, crash_at, trace::kUnknownTime);

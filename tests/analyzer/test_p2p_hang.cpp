@@ -170,19 +170,10 @@ TEST(P2PHang, EveryTransferOfARoundStuckIsOneAllStuckFinding) {
 // rank that gave up, so its evidence names no other).
 TEST(P2PHang, EveryTransferStuckStaysOneFindingWhenEveryRankGaveUp) {
   expect_every_transfer_stuck("p2p-freeze-gave-up", [](int) {
-    std::vector<trace::EventRecord> e(2);
     const int64_t abort_at = kT0 + 20'000 * kMs;
-    e[0].t_ns = abort_at;
-    e[0].comm_id = kWorld;
-    e[0].device = -1;
-    e[0].kind = static_cast<uint32_t>(trace::EventKind::kCommAbort);
-    std::snprintf(e[0].text, sizeof e[0].text, "%s", "ncclCommAbort");
-    e[1].t_ns = abort_at + kMs;
-    e[1].value = SIGABRT;
-    e[1].device = -1;
-    e[1].kind = static_cast<uint32_t>(trace::EventKind::kSignal);
-    std::snprintf(e[1].text, sizeof e[1].text, "%s", "SIGABRT");
-    return e;
+    return std::vector<trace::EventRecord>{
+        hand_event(trace::EventKind::kCommAbort, abort_at, 0, "ncclCommAbort", kWorld),
+        hand_event(trace::EventKind::kSignal, abort_at + kMs, SIGABRT, "SIGABRT")};
   });
 }
 

@@ -103,6 +103,18 @@ trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t
   return r;
 }
 
+trace::EventRecord hand_event(trace::EventKind kind, int64_t t, int64_t value, const char* text,
+                              uint64_t comm) {
+  trace::EventRecord e{};
+  e.t_ns = t;
+  e.comm_id = comm;
+  e.value = value;
+  e.device = -1;
+  e.kind = static_cast<uint32_t>(kind);
+  std::snprintf(e.text, sizeof e.text, "%s", text);
+  return e;
+}
+
 trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm) {
   trace::CommRecord c{};
   c.t_ns = 100'000'000;

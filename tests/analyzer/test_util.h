@@ -43,6 +43,10 @@ Report analyze_quietly(const std::string& dir);
 // 30 us before its device start; peer -1.
 trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start,
                         int64_t end);
+// An event the probe records at `t` (a signal, a communicator abort, ...): `value` (the
+// signal number), on communicator `comm` (0: none), with its text.
+trace::EventRecord hand_event(trace::EventKind kind, int64_t t, int64_t value, const char* text,
+                              uint64_t comm = 0);
 // The rank's membership of a communicator made from a unique id.
 trace::CommRecord hand_comm(uint64_t id, int nranks, int rank_in_comm);
 // Writes rank `rank`'s closed trace of job `job` (`world` ranks, `per_node` to a node

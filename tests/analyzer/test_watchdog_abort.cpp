@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <cstdio>
 
 #include "test_util.h"
 
@@ -17,17 +16,6 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kStuckOp = 10;
 constexpr uint64_t kWorld = 0x7500;
 constexpr int64_t kT0 = 1000 * kMs;
-
-trace::EventRecord event(trace::EventKind kind, int64_t t, int64_t value, const char* text) {
-  trace::EventRecord e{};
-  e.t_ns = t;
-  e.comm_id = kind == trace::EventKind::kCommAbort ? kWorld : 0;
-  e.value = value;
-  e.device = -1;
-  e.kind = static_cast<uint32_t>(kind);
-  std::snprintf(e.text, sizeof e.text, "%s", text);
-  return e;
-}
 
 // The waiting ranks abort `abort_after` after entering the stuck op, then die of SIGABRT.
 void write_job(const std::string& dir, int64_t abort_after) {
@@ -49,11 +37,13 @@ void write_job(const std::string& dir, int64_t abort_after) {
       op.status = static_cast<uint8_t>(trace::OpStatus::kAbandoned);
       ops.push_back(op);
       pending.push_back(op);
-      events.push_back(event(trace::EventKind::kCommAbort, abort_at, 0, "ncclCommAbort"));
-      events.push_back(event(trace::EventKind::kSignal, abort_at + 2 * kMs, SIGABRT, "SIGABRT"));
+      events.push_back(
+          hand_event(trace::EventKind::kCommAbort, abort_at, 0, "ncclCommAbort", kWorld));
+      events.push_back(
+          hand_event(trace::EventKind::kSignal, abort_at + 2 * kMs, SIGABRT, "SIGABRT"));
       end = abort_at + 50 * kMs;
     } else {
-      events.push_back(event(trace::EventKind::kSignal, end - kMs, SIGTERM, "SIGTERM"));
+      events.push_back(hand_event(trace::EventKind::kSignal, end - kMs, SIGTERM, "SIGTERM"));
     }
     const trace::CommRecord comm = hand_comm(kWorld, kRanks, r);
     write_hand_trace(dir, "watchdog", r, kRanks, 2, {&comm, 1}, ops, end, 0, false, pending,
