@@ -23,12 +23,9 @@ constexpr int64_t kT0 = 1000 * kMs;
 void write_job(const std::string& dir) {
   const int64_t crash_at = kT0 + kLastOp * 20 * kMs;
   for (int r = 0; r < kRanks; ++r) {
-    std::vector<trace::OpRecord> ops, pending;
-    for (int k = 0; k < kLastOp; ++k) {
-      const int64_t at = kT0 + k * 20 * kMs;
-      ops.push_back(
-          hand_op(trace::OpKind::kBroadcast, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
-    }
+    std::vector<trace::OpRecord> ops =
+        hand_ops(trace::OpKind::kBroadcast, kWorld, kLastOp, kT0, 20 * kMs, 5 * kMs);
+    std::vector<trace::OpRecord> pending;
     trace::EventRecord ended =
         hand_event(trace::EventKind::kSignal, crash_at + 300 * kMs, SIGTERM, "SIGTERM");
     if (r == kDead) {

@@ -20,12 +20,9 @@ constexpr int64_t kT0 = 1000 * kMs;
 void write_job(const std::string& dir, bool left_waiting) {
   const int64_t done_at = kT0 + kOps * 20 * kMs;
   for (int r = 0; r < kRanks; ++r) {
-    std::vector<trace::OpRecord> ops, pending;
-    for (int k = 0; k < kOps; ++k) {
-      const int64_t at = kT0 + k * 20 * kMs;
-      ops.push_back(
-          hand_op(trace::OpKind::kAllReduce, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
-    }
+    std::vector<trace::OpRecord> ops =
+        hand_ops(trace::OpKind::kAllReduce, kWorld, kOps, kT0, 20 * kMs, 5 * kMs);
+    std::vector<trace::OpRecord> pending;
     int64_t end = done_at + 50 * kMs;
     if (left_waiting && r != kQuiet) {
       trace::OpRecord stuck =

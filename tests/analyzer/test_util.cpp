@@ -103,6 +103,16 @@ trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t
   return r;
 }
 
+std::vector<trace::OpRecord> hand_ops(trace::OpKind kind, uint64_t comm, int n, int64_t start,
+                                      int64_t every, int64_t takes) {
+  std::vector<trace::OpRecord> ops;
+  for (int k = 0; k < n; ++k) {
+    const int64_t at = start + k * every;
+    ops.push_back(hand_op(kind, comm, static_cast<uint64_t>(k), at, at + takes));
+  }
+  return ops;
+}
+
 trace::EventRecord hand_event(trace::EventKind kind, int64_t t, int64_t value, const char* text,
                               uint64_t comm) {
   trace::EventRecord e{};

@@ -43,6 +43,10 @@ Report analyze_quietly(const std::string& dir);
 // 30 us before its device start; peer -1.
 trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start,
                         int64_t end);
+// `n` ops of `kind` on `comm`, seq 0 .. n-1, one every `every` ns from `start` on, each
+// `takes` ns on the device.
+std::vector<trace::OpRecord> hand_ops(trace::OpKind kind, uint64_t comm, int n, int64_t start,
+                                      int64_t every, int64_t takes);
 // An event the probe records at `t` (a signal, a communicator abort, ...): `value` (the
 // signal number), on communicator `comm` (0: none), with its text.
 trace::EventRecord hand_event(trace::EventKind kind, int64_t t, int64_t value, const char* text,

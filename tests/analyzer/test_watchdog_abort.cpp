@@ -21,13 +21,10 @@ constexpr int64_t kT0 = 1000 * kMs;
 void write_job(const std::string& dir, int64_t abort_after) {
   const int64_t stuck_at = kT0 + kStuckOp * 20 * kMs;
   for (int r = 0; r < kRanks; ++r) {
-    std::vector<trace::OpRecord> ops, pending;
+    std::vector<trace::OpRecord> ops =
+        hand_ops(trace::OpKind::kAllReduce, kWorld, kStuckOp, kT0, 20 * kMs, 5 * kMs);
+    std::vector<trace::OpRecord> pending;
     std::vector<trace::EventRecord> events;
-    for (int k = 0; k < kStuckOp; ++k) {
-      const int64_t at = kT0 + k * 20 * kMs;
-      ops.push_back(
-          hand_op(trace::OpKind::kAllReduce, kWorld, static_cast<uint64_t>(k), at, at + 5 * kMs));
-    }
     int64_t end = stuck_at + 20'000 * kMs;  // rank 1: the launcher's SIGTERM
     if (r != 1) {
       // Started on the device, ended by the abort: abandoned, in /ops and in /pending.
