@@ -175,6 +175,72 @@ std::vector<bool> stage_mixing_comms(const Context& ctx, const std::vector<LateS
   return mixing;
 }
 
+// The ranks late in each communicator (by comm index) at `threshold`.
+std::vector<std::vector<int64_t>> late_by_comm(const Context& ctx, double threshold) {
+  std::vector<std::vector<int64_t>> out(ctx.set.comms.size());
+  const auto& ranks = ctx.stats.ranks();
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (const auto& [ci, l] : ranks[r].per_comm) {
+      if (late_in(ctx, l, threshold))
+        out[static_cast<size_t>(ci)].push_back(static_cast<int64_t>(r));
+    }
+  }
+  return out;
+}
+
+// Whether `rank` waited, in a communicator other than `comm`, for a member late there,
+// where none of the other members of `comm` took part (so they did not wait with it).
+// Waiting in one communicator holds up what the rank does next on its other streams:
+// with buckets in flight on a stream of their own, the gap since a bucket ended then
+// measures the rank's lag, not its compute (match/own_compute.h), and the rank looks
+// late against members of `comm` that never waited.  A tensor-parallel partner of a
+// slow GPU looks late in its data-parallel communicator.  Its lateness there is the
+// slow member's, not its own.
+bool waited_apart(const Context& ctx, const std::vector<std::vector<int64_t>>& late_in_comm,
+                  int64_t rank, int comm) {
+  const auto& others = ctx.set.comms[static_cast<size_t>(comm)].members;
+  for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) {
+    if (ci == comm) continue;
+    const auto& late = late_in_comm[static_cast<size_t>(ci)];
+    if (late.empty() || std::find(late.begin(), late.end(), rank) != late.end()) continue;
+    const auto& members = ctx.set.comms[static_cast<size_t>(ci)].members;
+    const bool apart = std::none_of(others.begin(), others.end(), [&](int64_t m) {
+      return m != rank && std::find(members.begin(), members.end(), m) != members.end();
+    });
+    if (apart) return true;
+  }
+  return false;
+}
+
+// Whether every test in which `rank` is late at `threshold` is explained by its waiting
+// for a late member of another communicator (waited_apart), or, against sibling
+// communicators, by a member late inside the compared one: the communicator is late
+// because of that member.
+bool late_only_by_waiting(const Context& ctx, const std::vector<std::vector<int64_t>>& late_in_comm,
+                          int64_t rank, double threshold) {
+  const RankLateness& rl = ctx.stats.ranks()[static_cast<size_t>(rank)];
+  bool any = false;
+  for (const auto& [ci, l] : rl.per_comm) {
+    if (!late_in(ctx, l, threshold)) continue;
+    if (!waited_apart(ctx, late_in_comm, rank, ci)) return false;
+    any = true;
+  }
+  for (int ci : ctx.siblings.comms_of(rank)) {
+    if (!late_in(ctx, *ctx.siblings.of(ci), threshold)) continue;
+    const auto& late = late_in_comm[static_cast<size_t>(ci)];
+    if (!std::any_of(late.begin(), late.end(), [&](int64_t q) { return q != rank; })) return false;
+    any = true;
+  }
+  // Pooled over its communicators: explained when what it adds up is.
+  if (rl.per_comm.size() > 1 && late_in(ctx, pooled_lateness(ctx, rank), threshold)) {
+    for (const auto& [ci, l] : rl.per_comm) {
+      if (l.mean_excess() > 0 && !waited_apart(ctx, late_in_comm, rank, ci)) return false;
+    }
+    any = true;
+  }
+  return any;
+}
+
 // Judged per communicator (a heavier pipeline stage is only visible in the comms
 // that mix stages and would be diluted in a rank-wide count) and over every op the
 // rank shares (a small slowdown seen in each comm a little).  Bonferroni over all
@@ -206,8 +272,10 @@ void persistently_late_ranks(const Context& ctx, LateRanks& out) {
       family_mixing[f] = seen.size() > 1;
     }
   }
+  const std::vector<std::vector<int64_t>> late_in_comm = late_by_comm(ctx, threshold);
   std::vector<std::pair<double, int64_t>> late;
   for (size_t r = 0; r < ranks.size(); ++r) {
+    if (late_only_by_waiting(ctx, late_in_comm, static_cast<int64_t>(r), threshold)) continue;
     Lateness within;  // over the communicators inside one stage
     size_t within_comms = 0;
     bool alone = false;
