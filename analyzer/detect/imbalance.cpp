@@ -353,7 +353,17 @@ void detect_imbalance(const Context& ctx, LateRanks& late, const OutlierOps& out
   if (structural) return;
   // Ranks late only against other stages (late.alone) are no stragglers of their own:
   // their stage may do more work, seen in compute time below.
-  if (!late.any_alone(late.ranks) && detect_heavy_stage(ctx, late.candidates, out)) return;
+  if (!late.any_alone(late.ranks) && detect_heavy_stage(ctx, late.candidates, out)) {
+    // Its ranks late only against other stages are late with it: part of the stage, or
+    // the ranks of a node in it, are no straggler of their own.
+    const std::vector<int64_t>& heavy = out.back().ranks;
+    auto in_heavy = [&](int64_t r) { return std::binary_search(heavy.begin(), heavy.end(), r); };
+    std::erase_if(late.ranks, in_heavy);
+    std::erase_if(late.sets, [&](const LateSet& s) {
+      return std::all_of(s.ranks.begin(), s.ranks.end(), in_heavy);
+    });
+    return;
+  }
   if (!late.ranks.empty()) return;
   detect_data_dependent(ctx, outliers, out);
 }
