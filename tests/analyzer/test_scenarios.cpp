@@ -252,6 +252,52 @@ TEST(Scenario, HeavyPipelineStageIsStructuralImbalance) {
   EXPECT_EQ(f->extra["stage"], 1);
 }
 
+// Gradient buckets in flight while the backward pass goes on, as long as the compute
+// they overlap (so they meet the tensor-parallel all-reduces), with per-peer transfers.
+void overlap_buckets(synth::SynthSpec& spec) {
+  spec.overlap = true;
+  spec.inter_gbps = 6;
+  spec.links = true;
+}
+
+// With buckets in flight on a stream of their own, a rank that waited in its
+// tensor-parallel all-reduces for a slow partner arrives late at its data-parallel
+// all-reduces: it lags behind, measured from where the bucket before ended.  The
+// partner waited; only the slow GPU is named, not the pair as one that gets more work.
+TEST(Scenario, TheTensorParallelPartnerOfAStragglerIsNotLateWithIt) {
+  for (uint64_t seed : {3001, 3002}) {
+    TempDir dir("partner");
+    auto spec = small_spec(dir.path(), seed);
+    spec.tp = 2;
+    spec.pp = 2;
+    spec.unique_ids = true;
+    overlap_buckets(spec);
+    Report r =
+        synth_and_analyze(spec, {"straggler:rank=5,factor=1.1", "straggler:rank=2,factor=1.05"});
+    std::set<int64_t> named;
+    for (const auto& f : r.findings) {
+      EXPECT_EQ(f.kind + "/" + f.subkind, "straggler/gpu") << "seed " << seed << ": " << f.evidence;
+      named.insert(f.ranks.begin(), f.ranks.end());
+    }
+    EXPECT_EQ(named, (std::set<int64_t>{2, 5})) << "seed " << seed;
+  }
+}
+
+// A heavy stage whose ranks, late only against the other stage, include all of one
+// node: the node is part of the stage, not a straggler of its own.
+TEST(Scenario, TheNodesOfAHeavyStageAreNoStragglers) {
+  for (uint64_t seed : {3002, 3003}) {
+    TempDir dir("heavy-stage-nodes");
+    auto spec = hybrid_spec(dir.path(), seed, 2);
+    spec.comm_streams = true;
+    overlap_buckets(spec);
+    Report r = synth_and_analyze(spec, {"heavy_stage:stage=1,factor=1.3"});
+    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed << ": " << r.findings.back().evidence;
+    EXPECT_EQ(r.findings[0].kind + "/" + r.findings[0].subkind, "imbalance/structural");
+    EXPECT_EQ(r.findings[0].ranks, (Ranks{8, 9, 10, 11, 12, 13, 14, 15}));
+  }
+}
+
 TEST(Scenario, SlowNicOnOneNode) {
   TempDir dir("slow-nic");
   auto spec = small_spec(dir.path());
