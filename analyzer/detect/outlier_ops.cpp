@@ -199,6 +199,40 @@ double job_noise_sd_ns(const Context& ctx, const std::vector<double>& sd_by_comm
   return noise;
 }
 
+// Of the episodes among `at` seen by `rank` (outlier ops of its communicators that follow
+// one another within kRunGaps of the longer gap of two, in order of end), how many were
+// its own (more than half of their waiting was for it), and how many there were.
+std::pair<uint64_t, uint64_t> episodes_of(const Context& ctx, const std::vector<OutlierOps::At>& at,
+                                          int64_t rank) {
+  std::vector<const OutlierOps::At*> seen;
+  for (const OutlierOps::At& a : at) {
+    const auto& m = ctx.set.comms[static_cast<size_t>(a.comm)].members;
+    if (std::find(m.begin(), m.end(), rank) != m.end()) seen.push_back(&a);
+  }
+  std::sort(seen.begin(), seen.end(),
+            [](const OutlierOps::At* x, const OutlierOps::At* y) { return x->op.end < y->op.end; });
+  uint64_t own = 0, episodes = 0;
+  double wait = 0, its = 0;  // of the episode so far
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const RankStatsPass::Spread::Op& op = seen[i]->op;
+    if (i > 0) {
+      const RankStatsPass::Spread::Op& prev = seen[i - 1]->op;
+      if (op.end - prev.end > reach(std::max(op.gap, prev.gap))) {
+        ++episodes;
+        own += 2 * its > wait;
+        wait = its = 0;
+      }
+    }
+    wait += op.wait;
+    its += op.last == rank ? op.wait : 0;
+  }
+  if (!seen.empty()) {
+    ++episodes;
+    own += 2 * its > wait;
+  }
+  return {own, episodes};
+}
+
 // Sets `at` and what follows from it: the sums and the owner.
 void tally(const Context& ctx, std::vector<OutlierOps::At> at, OutlierOps& out) {
   out.at = std::move(at);
@@ -216,15 +250,12 @@ void tally(const Context& ctx, std::vector<OutlierOps::At> at, OutlierOps& out) 
   // The owner: more than half of the waiting, and not by chance.  Each outlier op has
   // two members or more, so a rank is the slowest at one of its communicators' by chance
   // at most half the time; that it was at k of them must be that unlikely (kOwnerAlpha).
+  // The trials are episodes, not ops: one longer stretch of work (a long sample, a slow
+  // step) makes outliers of every op it precedes, on each of the rank's communicators,
+  // all of them one draw of chance.
   for (const auto& [r, w] : out.wait_by_rank) {
     if (w <= 0.5 * out.wait_ns) continue;
-    uint64_t k = 0, n = 0;
-    for (const OutlierOps::At& a : out.at) {
-      const auto& m = ctx.set.comms[static_cast<size_t>(a.comm)].members;
-      if (std::find(m.begin(), m.end(), r) == m.end()) continue;
-      ++n;
-      k += a.op.last == r;
-    }
+    const auto [k, n] = episodes_of(ctx, out.at, r);
     if (binomial_tail(k, n) <= kOwnerAlpha) out.owner = r;
   }
 }

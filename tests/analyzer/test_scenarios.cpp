@@ -87,6 +87,14 @@ synth::SynthSpec hybrid_spec(const std::string& dir, uint64_t seed, int tp) {
   return spec;
 }
 
+// Gradient buckets in flight while the backward pass goes on, as long as the compute
+// they overlap (so they meet the tensor-parallel all-reduces), with per-peer transfers.
+void overlap_buckets(synth::SynthSpec& spec) {
+  spec.overlap = true;
+  spec.inter_gbps = 6;
+  spec.links = true;
+}
+
 // A long sample now and then on a different rank: most ops of every communicator are
 // quiet, so the spread is seen op by op, and the cost is what everyone waited.
 TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
@@ -101,6 +109,29 @@ TEST(Scenario, LongSamplesOnChangingRanksAreDataDependentImbalance) {
     EXPECT_GT(f.extra.value("outlier_ops", 0), 0) << f.evidence;
     EXPECT_GE(f.ranks.size(), 3u);
     EXPECT_GE(f.cost_s, 0.05 * r.what_if.actual_s) << f.evidence;
+  }
+}
+
+// Long samples drawn on a random rank each step fall on one rank a few times, now and
+// then in steps in a row, and with buckets overlapping the backward pass only some of
+// them stand out.  Each long sample makes outlier ops of every op of its step: they are
+// one draw of chance, not many, and the rank is not slow now and then.
+TEST(Scenario, LongSamplesThatFellOnOneRankSeveralTimesAreNotItsOwn) {
+  struct Case {
+    uint64_t seed;
+    int pp;
+    bool comm_streams;
+  };
+  for (const Case& c : {Case{1003, 1, false}, Case{3001, 2, true}}) {
+    TempDir dir("long-samples-overlap");
+    auto spec = hybrid_spec(dir.path(), c.seed, 2);
+    spec.pp = c.pp;
+    spec.comm_streams = c.comm_streams;
+    overlap_buckets(spec);
+    Report r = synth_and_analyze(spec, {"heavy_sample:factor=1.5"});
+    EXPECT_EQ(find_kind(r, "straggler"), nullptr)
+        << "seed " << c.seed << ": " << r.findings.front().evidence;
+    for (const auto& f : r.findings) EXPECT_EQ(f.subkind, "data_dependent") << f.evidence;
   }
 }
 
@@ -250,14 +281,6 @@ TEST(Scenario, HeavyPipelineStageIsStructuralImbalance) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->ranks, (Ranks{8, 9, 10, 11, 12, 13, 14, 15}));
   EXPECT_EQ(f->extra["stage"], 1);
-}
-
-// Gradient buckets in flight while the backward pass goes on, as long as the compute
-// they overlap (so they meet the tensor-parallel all-reduces), with per-peer transfers.
-void overlap_buckets(synth::SynthSpec& spec) {
-  spec.overlap = true;
-  spec.inter_gbps = 6;
-  spec.links = true;
 }
 
 // With buckets in flight on a stream of their own, a rank that waited in its
