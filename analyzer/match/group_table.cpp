@@ -158,7 +158,8 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
            {.before = before,
             .contended = own.contended(i) || shares_end,
             .started_another = own.started_another(i),
-            .split = own.split(i)});
+            .split = own.split(i),
+            .since_held = own.since_held(i)});
   }
   // Ops outstanding at the last flush that /ops does not hold yet.
   for (const OpRecord& op : rank.pending)
@@ -245,7 +246,7 @@ void GroupTable::add_op(const RankInfo& rank, RankProgress& prog, const OpRecord
     g.max_end = std::max(g.max_end, t.end);
   }
   // The rank's own compute before the op (match/own_compute.h).
-  if (own.before != nullptr) add_gap(cg, g, *own.before, own.split);
+  if (own.before != nullptr) add_gap(cg, g, *own.before, own.split, own.since_held);
   (void)comm;
 }
 
@@ -304,7 +305,8 @@ OtherReadings& CommGroups::separate_readings(GroupAgg& g) {
   return other_readings[static_cast<size_t>(g.other_readings)];
 }
 
-void GroupTable::add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split) {
+void GroupTable::add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split,
+                         bool since_held) {
   if (g.other_readings >= 0 ||
       std::any_of(before.begin() + 1, before.end(), [&](int64_t x) { return x != before[0]; })) {
     OtherReadings& other = cg.separate_readings(g);
@@ -313,6 +315,7 @@ void GroupTable::add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& bef
   g.gap.add(before[0]);
   ++g.gaps;
   g.split += split ? 1 : 0;
+  g.since_held = g.since_held || since_held;
 }
 
 void GroupTable::reset_gaps(size_t part, size_t parts) {
@@ -323,6 +326,7 @@ void GroupTable::reset_gaps(size_t part, size_t parts) {
       g.other_readings = -1;
       g.gaps = 0;
       g.split = 0;
+      g.since_held = false;
     }
   }
 }
@@ -340,7 +344,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
     if (ci < 0) continue;
     CommGroups& cg = comms_[static_cast<size_t>(ci)];
     if (op.seq >= cg.first_seq && op.seq < cg.end_seq())
-      add_gap(cg, cg.groups[op.seq - cg.first_seq], *before, own.split(i));
+      add_gap(cg, cg.groups[op.seq - cg.first_seq], *before, own.split(i), own.since_held(i));
   }
   return {};
 }

@@ -92,6 +92,10 @@ struct GroupAgg {
   // A member ran another op of its own on another stream while this one was in
   // flight: its transfer time includes that contention, so it does not time the link.
   bool contended = false;
+  // A member's readings are its compute since it last left a collective that held it up
+  // (OwnCompute::since_held): they judge lateness, but say nothing of how the compute
+  // before one op spreads.
+  bool since_held = false;
   // Members whose gap was several stretches of compute (OwnCompute::split).
   int32_t split = 0;
   // Members' own compute before the op, reading 0 (match/own_compute.h); the other
@@ -297,12 +301,14 @@ class GroupTable {
     bool contended = false;
     bool started_another = false;
     bool split = false;
+    bool since_held = false;
     bool pending = false;  // outstanding at the last flush, not in /ops
   };
   // `in`: the op's communicator (a comm of the rank's: RankComms).
   void add_op(const RankInfo& rank, RankProgress& prog, const trace::OpRecord& op,
               RankComms::Entry in, const OwnView& own);
-  static void add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split);
+  static void add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split,
+                      bool since_held);
   // Merges `o`'s gaps, whose readings 1 and on `o_other` holds, into `g`'s.
   static void merge_gaps(CommGroups& cg, GroupAgg& g, const GroupAgg& o,
                          const std::vector<OtherReadings>& o_other);

@@ -106,6 +106,7 @@ void GroupTable::merge_gaps(CommGroups& cg, GroupAgg& g, const GroupAgg& o,
   g.gap.merge(o.gap);
   g.gaps += o.gaps;
   g.split += o.split;
+  g.since_held = g.since_held || o.since_held;
 }
 
 void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {

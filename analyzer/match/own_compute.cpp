@@ -1,6 +1,8 @@
 #include "match/own_compute.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 namespace ringside::analysis {
 namespace {
@@ -68,20 +70,28 @@ OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
   }
 }
 
-int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
+int64_t OwnTimeline::covered(const Merged& m, int64_t from, int64_t to) {
   if (to <= from) return 0;
+  // Covered time up to t: intervals are disjoint and sorted.
+  auto covered_to = [&](int64_t t) -> int64_t {
+    const auto it = std::upper_bound(m.begin.begin(), m.begin.end(), t);
+    if (it == m.begin.begin()) return 0;
+    const size_t i = static_cast<size_t>(it - m.begin.begin()) - 1;
+    return m.before[i] + std::min(t, m.end[i]) - m.begin[i];
+  };
+  return covered_to(to) - covered_to(from);
+}
+
+int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
   const Merged* m = &all_;
   for (const Merged& s : by_stream_) {
     if (s.stream == stream) m = &s;
   }
-  // Covered time up to t: intervals are disjoint and sorted.
-  auto covered_to = [&](int64_t t) -> int64_t {
-    const auto it = std::upper_bound(m->begin.begin(), m->begin.end(), t);
-    if (it == m->begin.begin()) return 0;
-    const size_t i = static_cast<size_t>(it - m->begin.begin()) - 1;
-    return m->before[i] + std::min(t, m->end[i]) - m->begin[i];
-  };
-  return covered_to(to) - covered_to(from);
+  return covered(*m, from, to);
+}
+
+int64_t OwnTimeline::busy(int64_t from, int64_t to) const {
+  return covered(all_, from, to);
 }
 
 OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
@@ -186,10 +196,20 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
   size_t at = 0;                                       // of ops[i] in arrivals
+  // The latest end, before the op at hand arrives, of a collective that held the rank up
+  // (kNever: none yet), and the ends of those still ahead.
+  int64_t held_end = kNever;
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> held_ahead;
   for (uint32_t i : order_) {
     const OpTimes& x = t[i];
     if (x.arrival == kNever) break;
     const size_t here = at++;
+    while (!held_ahead.empty() && held_ahead.top() <= x.arrival) {
+      held_end = std::max(held_end, held_ahead.top());
+      held_ahead.pop();
+    }
+    const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(ops[i].op));
+    if (!p2p && (flags_[i] & kAlongside) == 0 && x.end != kNever) held_ahead.push(x.end);
     const uint64_t stream = ops[i].stream;
     if (x.end != kNever && all.other_busy(stream, x.arrival, x.end) > 0) flags_[i] |= kContended;
     auto prev = std::find_if(last_on.begin(), last_on.end(),
@@ -228,6 +248,19 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     r[3] = (flags_[pi] & kSeen) != 0
                ? x.arrival - p.arrival - timeline.other_busy(stream, p.arrival, x.arrival)
                : r[0];
+    // Started back to back after the op before on its stream (the host issued both ahead
+    // of the GPU, as gradient all-reduces after a pipeline's backward pass): what it
+    // waited for is the rank's compute since it last left a collective that held it up,
+    // outside every op (time inside send/recv waited for peers).  A collective ends
+    // together on its members, so they are measured from the same moment.
+    if (!p2p && std::max({r[0], r[1], r[2], r[3]}) < kBackToBackNs && held_end != kNever &&
+        held_end <= p.end) {
+      const int64_t since = x.arrival - held_end - all.busy(held_end, x.arrival);
+      if (since >= kBackToBackNs) {
+        r.fill(since);
+        flags_[i] |= kSplit | kSinceHeld;
+      }
+    }
     readings_[i] = r;
     flags_[i] |= kHasReadings;
   }

@@ -69,6 +69,8 @@ class OwnTimeline {
   explicit OwnTimeline(std::vector<Interval> ops);
   // Time in [from, to) covered by ops on streams other than `stream`, ns.
   int64_t other_busy(uint64_t stream, int64_t from, int64_t to) const;
+  // Time in [from, to) covered by ops on any stream, ns.
+  int64_t busy(int64_t from, int64_t to) const;
 
  private:
   struct Merged {
@@ -76,6 +78,7 @@ class OwnTimeline {
     std::vector<int64_t> begin, end,
         before;  // merged intervals; `before`: covered time before each
   };
+  static int64_t covered(const Merged& m, int64_t from, int64_t to);
   std::vector<Merged> by_stream_;
   Merged all_{};
 };
@@ -146,10 +149,14 @@ class OwnCompute {
   // than for the GPU's compute (an MPI barrier, a data loader, a process left waiting for
   // a core).  A host that runs ahead of its GPU issues ops before their stream frees.
   bool issued_late(size_t i) const { return (flags_[i] & kIssuedLate) != 0; }
+  // ops[i] started back to back after the op before on its stream, and its readings are
+  // the rank's compute since it last left a collective that held it up: over a stretch
+  // of ops (a pipeline's sends and receives), not the compute before this op alone.
+  bool since_held(size_t i) const { return (flags_[i] & kSinceHeld) != 0; }
 
  private:
   static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
-                           kSplit = 16, kHasReadings = 32, kIssuedLate = 64;
+                           kSplit = 16, kHasReadings = 32, kIssuedLate = 64, kSinceHeld = 128;
   std::vector<uint32_t> order_;
   // Set where flags_ has kHasReadings; the others are never written (nor read): the
   // array is not filled, one of the costliest parts of building it for every op.

@@ -171,7 +171,7 @@ struct GapSpread {
 GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::SpreadOver over) {
   GapSpread best;
   const bool one = over == RankStatsPass::SpreadOver::kOneStretch;
-  if (one && g.split > 0) return best;
+  if ((one && g.split > 0) || g.since_held) return best;
   const bool drop_slowest = over != RankStatsPass::SpreadOver::kPrimary && g.gaps >= 3;
   const double n = g.gaps - (drop_slowest ? 1 : 0);
   const int readings = one ? kReadings : 1;

@@ -15,7 +15,7 @@ const GroupAgg* comparable(const GroupTable& table, const CommInfo& c, uint64_t 
   if (c.present != c.nranks) return nullptr;
   const GroupAgg* g = table.group(c.index, seq);
   if (g == nullptr || !g->complete(c.present) || g->mismatch || !g->has_signature ||
-      g->gaps < c.present) {
+      g->gaps < c.present || g->since_held) {
     return nullptr;
   }
   return g;

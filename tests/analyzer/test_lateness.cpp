@@ -112,6 +112,33 @@ TEST(OwnCompute, AGapWithAnotherOpStartedInsideIsSplit) {
   }
 }
 
+// A collective started back to back after a send/recv on its stream (the host issued
+// both ahead of the GPU, as a pipeline's gradient all-reduces after its backward pass)
+// is read as the rank's compute since it last left a collective that held it up, outside
+// every op: the time inside the receive (waiting for a peer) is not the rank's.
+TEST(OwnCompute, AnOpStartedBackToBackIsReadSinceTheLastCollectiveThatHeldTheRank) {
+  RankInfo rank;
+  rank.rank = 0;
+  const auto recv = trace::OpKind::kRecv, send = trace::OpKind::kSend;
+  // All-reduce [0,1ms); recv [3ms,5ms); send [6ms,7ms); all-reduce from 7ms + `after`.
+  for (auto [after, since] :
+       {std::pair{int64_t{5'000}, int64_t{3'000'000}}, std::pair{int64_t{500'000}, int64_t{0}}}) {
+    const std::vector<trace::OpRecord> ops = {
+        timed_op(1, 0, 1, 0, 1'000'000), timed_op(2, 0, 1, 3'000'000, 5'000'000, recv),
+        timed_op(2, 1, 1, 6'000'000, 7'000'000, send),
+        timed_op(1, 1, 1, 7'000'000 + after, 8'000'000 + after)};
+    const OwnCompute own(rank, ops);
+    ASSERT_NE(own.before(3), nullptr);
+    EXPECT_EQ(own.since_held(3), since > 0) << "after " << after;
+    // Back to back: 2 ms before the recv, 1 ms before the send, and the 5 us.
+    if (since > 0) {
+      for (int64_t r : *own.before(3)) EXPECT_EQ(r, since + after);
+    } else {
+      EXPECT_EQ((*own.before(3))[0], after);
+    }
+  }
+}
+
 // Medians of sample deviations run lower over fewer members; in sigmas they compare.
 TEST(SpreadScale, MedianSampleDeviationInSigmas) {
   EXPECT_NEAR(median_sd_in_sigmas(2), 0.674, 0.02);  // |N(0,1)|'s median

@@ -11,6 +11,11 @@ ringside_add_e2e_scenario(quick_exit RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
 # 40 steps: a 20% straggler must stand out from the sim's CPU noise on 2 cores.
 ringside_add_e2e_scenario(straggler_gpu RANKS 8 NODES 2 CLUSTER ${_s}/straggler_gpu.json
   EXPECT "verdict=degraded;kind=straggler;ranks=5;nodes=node2" ARGS --steps 40)
+# The same slow GPU in the last stage of a pipeline whose gradient all-reduces follow
+# its backward pass back to back (issued ahead of the GPU): no op has compute right
+# before it, yet the straggler is named, and nothing else.
+ringside_add_e2e_scenario(straggler_pipeline RANKS 8 NODES 2 CLUSTER ${_s}/straggler_gpu.json
+  EXPECT "verdict=degraded;kind=straggler;ranks=5;nodes=node2;named=1" ARGS --pp 2 --microbatches 4 --steps 40)
 ringside_add_e2e_scenario(throttled_gpu RANKS 8 NODES 2 CLUSTER ${_s}/throttled_gpu.json
   EXPECT "verdict=degraded;kind=straggler;ranks=2;nodes=node1;cause=throttling")
 ringside_add_e2e_scenario(imbalance_data RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
