@@ -1,6 +1,7 @@
 // A program linked normally against NVIDIA's libcudart/libcuda runs on the sim.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim_test_util.h"
@@ -15,6 +16,11 @@ double hostfunc_ms(const std::string& env, int ms) {
   auto r = run_command(sim_env() + env + " " + kCheck + " hostfunc_ms " + std::to_string(ms));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return std::atof(r.out.c_str());
+}
+
+// The least of three: a loaded machine lengthens some runs, never shortens one.
+double least_hostfunc_ms(const std::string& env, int ms) {
+  return std::min({hostfunc_ms(env, ms), hostfunc_ms(env, ms), hostfunc_ms(env, ms)});
 }
 
 TEST(SimCuda, ProgramLinkedAgainstRealCudartRunsOnTheSim) {
@@ -55,13 +61,13 @@ TEST(SimCuda, NvmlUtilizationFollowsStreamWork) {
 TEST(SimCuda, SlowGpuStretchesStreamWork) {
   std::string cluster = write_temp(
       "slow_gpu", R"({"faults": {"slow_gpu": {"node": "node1", "gpu": 0, "factor": 5}}})");
-  double base = hostfunc_ms("RINGSIM_NODE=node1", 40);
-  double slow = hostfunc_ms("RINGSIM_NODE=node1 RINGSIM_CLUSTER=" + cluster, 40);
+  double base = least_hostfunc_ms("RINGSIM_NODE=node1", 40);
+  double slow = least_hostfunc_ms("RINGSIM_NODE=node1 RINGSIM_CLUSTER=" + cluster, 40);
   EXPECT_GE(slow, 2.0 * base) << "base " << base << " ms, slow " << slow << " ms";
   // Another GPU of the same node is not affected.
   std::string other = write_temp(
       "slow_gpu1", R"({"faults": {"slow_gpu": {"node": "node1", "gpu": 1, "factor": 5}}})");
-  double unaffected = hostfunc_ms("RINGSIM_NODE=node1 RINGSIM_CLUSTER=" + other, 40);
+  double unaffected = least_hostfunc_ms("RINGSIM_NODE=node1 RINGSIM_CLUSTER=" + other, 40);
   EXPECT_LT(unaffected, 2.0 * base)
       << "base " << base << " ms, other GPU slowed: " << unaffected << " ms";
 }
