@@ -175,15 +175,26 @@ std::vector<bool> stage_mixing_comms(const Context& ctx, const std::vector<LateS
   return mixing;
 }
 
-// The ranks late in each communicator (by comm index) at `threshold`.
-std::vector<std::vector<int64_t>> late_by_comm(const Context& ctx, double threshold) {
-  std::vector<std::vector<int64_t>> out(ctx.set.comms.size());
+// Per communicator (by comm index): the ranks late in it at a threshold, and its members
+// sorted (asked whether a rank is one of them, for communicators of any size).
+struct LateByComm {
+  std::vector<std::vector<int64_t>> late, members;
+};
+LateByComm late_by_comm(const Context& ctx, double threshold) {
+  LateByComm out;
+  out.late.resize(ctx.set.comms.size());
+  out.members.resize(ctx.set.comms.size());
   const auto& ranks = ctx.stats.ranks();
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (const auto& [ci, l] : ranks[r].per_comm) {
       if (late_in(ctx, l, threshold))
-        out[static_cast<size_t>(ci)].push_back(static_cast<int64_t>(r));
+        out.late[static_cast<size_t>(ci)].push_back(static_cast<int64_t>(r));
     }
+  }
+  for (const auto& c : ctx.set.comms) {
+    auto& m = out.members[static_cast<size_t>(c.index)];
+    m = c.members;
+    std::sort(m.begin(), m.end());
   }
   return out;
 }
@@ -196,16 +207,15 @@ std::vector<std::vector<int64_t>> late_by_comm(const Context& ctx, double thresh
 // late against members of `comm` that never waited.  A tensor-parallel partner of a
 // slow GPU looks late in its data-parallel communicator.  Its lateness there is the
 // slow member's, not its own.
-bool waited_apart(const Context& ctx, const std::vector<std::vector<int64_t>>& late_in_comm,
-                  int64_t rank, int comm) {
-  const auto& others = ctx.set.comms[static_cast<size_t>(comm)].members;
+bool waited_apart(const Context& ctx, const LateByComm& by_comm, int64_t rank, int comm) {
+  const auto& in_comm = by_comm.members[static_cast<size_t>(comm)];
   for (const auto& [ci, l] : ctx.stats.ranks()[static_cast<size_t>(rank)].per_comm) {
     if (ci == comm) continue;
-    const auto& late = late_in_comm[static_cast<size_t>(ci)];
+    const auto& late = by_comm.late[static_cast<size_t>(ci)];
     if (late.empty() || std::find(late.begin(), late.end(), rank) != late.end()) continue;
-    const auto& members = ctx.set.comms[static_cast<size_t>(ci)].members;
-    const bool apart = std::none_of(others.begin(), others.end(), [&](int64_t m) {
-      return m != rank && std::find(members.begin(), members.end(), m) != members.end();
+    const auto& members = by_comm.members[static_cast<size_t>(ci)];
+    const bool apart = std::none_of(members.begin(), members.end(), [&](int64_t m) {
+      return m != rank && std::binary_search(in_comm.begin(), in_comm.end(), m);
     });
     if (apart) return true;
   }
@@ -216,25 +226,25 @@ bool waited_apart(const Context& ctx, const std::vector<std::vector<int64_t>>& l
 // for a late member of another communicator (waited_apart), or, against sibling
 // communicators, by a member late inside the compared one: the communicator is late
 // because of that member.
-bool late_only_by_waiting(const Context& ctx, const std::vector<std::vector<int64_t>>& late_in_comm,
-                          int64_t rank, double threshold) {
+bool late_only_by_waiting(const Context& ctx, const LateByComm& by_comm, int64_t rank,
+                          double threshold) {
   const RankLateness& rl = ctx.stats.ranks()[static_cast<size_t>(rank)];
   bool any = false;
   for (const auto& [ci, l] : rl.per_comm) {
     if (!late_in(ctx, l, threshold)) continue;
-    if (!waited_apart(ctx, late_in_comm, rank, ci)) return false;
+    if (!waited_apart(ctx, by_comm, rank, ci)) return false;
     any = true;
   }
   for (int ci : ctx.siblings.comms_of(rank)) {
     if (!late_in(ctx, *ctx.siblings.of(ci), threshold)) continue;
-    const auto& late = late_in_comm[static_cast<size_t>(ci)];
+    const auto& late = by_comm.late[static_cast<size_t>(ci)];
     if (!std::any_of(late.begin(), late.end(), [&](int64_t q) { return q != rank; })) return false;
     any = true;
   }
   // Pooled over its communicators: explained when what it adds up is.
   if (rl.per_comm.size() > 1 && late_in(ctx, pooled_lateness(ctx, rank), threshold)) {
     for (const auto& [ci, l] : rl.per_comm) {
-      if (l.mean_excess() > 0 && !waited_apart(ctx, late_in_comm, rank, ci)) return false;
+      if (l.mean_excess() > 0 && !waited_apart(ctx, by_comm, rank, ci)) return false;
     }
     any = true;
   }
@@ -272,10 +282,10 @@ void persistently_late_ranks(const Context& ctx, LateRanks& out) {
       family_mixing[f] = seen.size() > 1;
     }
   }
-  const std::vector<std::vector<int64_t>> late_in_comm = late_by_comm(ctx, threshold);
+  const LateByComm by_comm = late_by_comm(ctx, threshold);
   std::vector<std::pair<double, int64_t>> late;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    if (late_only_by_waiting(ctx, late_in_comm, static_cast<int64_t>(r), threshold)) continue;
+    if (late_only_by_waiting(ctx, by_comm, static_cast<int64_t>(r), threshold)) continue;
     Lateness within;  // over the communicators inside one stage
     size_t within_comms = 0;
     bool alone = false;

@@ -253,7 +253,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     // waited for is the rank's compute since it last left a collective that held it up,
     // outside every op (time inside send/recv waited for peers).  A collective ends
     // together on its members, so they are measured from the same moment.
-    if (!p2p && std::max({r[0], r[1], r[2], r[3]}) < kBackToBackNs && held_end != kNever &&
+    if (!p2p && *std::max_element(r.begin(), r.end()) < kBackToBackNs && held_end != kNever &&
         held_end <= p.end) {
       const int64_t since = x.arrival - held_end - all.busy(held_end, x.arrival);
       if (since >= kBackToBackNs) {
