@@ -13,7 +13,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kDead = 2, kLastOp = 10;
 constexpr uint64_t kWorld = 0x7600;
 constexpr int64_t kT0 = 1000 * kMs;

@@ -10,7 +10,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kQuiet = 1, kOps = 12;
 constexpr uint64_t kWorld = 0x7700;
 constexpr int64_t kT0 = 1000 * kMs;

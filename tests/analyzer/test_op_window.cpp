@@ -10,7 +10,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr uint64_t kCommA = 0xa1, kCommB = 0xb2, kCommP = 0xc3;
 
 trace::OpRecord op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start) {

@@ -19,7 +19,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kRounds = 14, kStallRound = 10;
 constexpr uint64_t kWorld = 0x7400;
 

@@ -15,7 +15,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 8, kPerNode = 4, kRounds = 24, kOpsPerRound = 6;
 constexpr uint64_t kWorld = 0x7300;
 

@@ -14,7 +14,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 8, kStageSize = 4, kSteps = 40;
 // tp groups {0,1} {2,3} (stage 0) and {4,5} {6,7} (stage 1); pp pairs {r, r+4}.
 uint64_t tp_comm(int rank) {

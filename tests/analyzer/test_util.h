@@ -11,6 +11,9 @@
 
 namespace ringside::analysis::test {
 
+// One millisecond in the traces' nanoseconds, for hand-made timelines.
+inline constexpr int64_t kMs = 1'000'000;
+
 // A fresh directory under the test temp dir, removed by the destructor.
 class TempDir {
  public:

@@ -12,7 +12,6 @@
 namespace ringside::analysis::test {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int kRanks = 4, kStuckOp = 10;
 constexpr uint64_t kWorld = 0x7500;
 constexpr int64_t kT0 = 1000 * kMs;
