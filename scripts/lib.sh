@@ -9,7 +9,7 @@ RINGSIDE_JOBS="${RINGSIDE_JOBS:-$(nproc)}"
 RINGSIDE_PACKAGES=(
   build-essential cmake pkg-config clang-format
   libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin libeigen3-dev libcli11-dev
-  nlohmann-json3-dev libgtest-dev python3 python3-h5py python3-numpy
+  nlohmann-json3-dev libjemalloc-dev libgtest-dev python3 python3-h5py python3-numpy
   slurm-wlm libslurm-dev munge procps bc time
   chromium
 )

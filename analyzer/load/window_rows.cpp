@@ -32,7 +32,7 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
     return id.status();
   }
   Held& h = files_[path];
-  const uint64_t held_end = h.first + h.rows.size();
+  const uint64_t held_end = h.first + h.held();
   // Rows never go away from a file that is still the same one: anything else is
   // a file read anew.
   if (h.id != id.value() || first < h.first || end < held_end || first > held_end) {
@@ -41,25 +41,30 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
     h.first = first;
   } else if (first > h.first) {
     const auto dropped = static_cast<size_t>(first - h.first);
-    h.rows.erase(h.rows.begin(), h.rows.begin() + static_cast<long>(dropped));
+    h.skip += dropped;
+    if (h.skip * 8 >= h.rows.size()) {
+      h.rows.erase(h.rows.begin(), h.rows.begin() + static_cast<long>(h.skip));
+      h.skip = 0;
+    }
     h.first = first;
     // Past an invalid row that left, the rows after it were never checked.
     h.valid = h.valid >= dropped ? h.valid - dropped : 0;
   }
   const size_t before = h.rows.size();
-  if (Status s = append_rows(reader, h.first + h.rows.size(), end, h.rows); !s.ok()) {
+  if (Status s = append_rows(reader, h.first + h.held(), end, h.rows); !s.ok()) {
     files_.erase(path);
     return s;
   }
   rows_read_ += h.rows.size() - before;
-  while (h.valid < h.rows.size() && trace::validate_op(h.rows[h.valid]).ok()) ++h.valid;
+  while (h.valid < h.held() && trace::validate_op(h.rows[h.skip + h.valid]).ok()) ++h.valid;
   return {};
 }
 
 std::span<const trace::OpRecord> WindowRowCache::rows(const std::string& path) const {
   auto it = files_.find(path);
   if (it == files_.end()) return {};
-  return it->second.rows;
+  const Held& h = it->second;
+  return std::span<const trace::OpRecord>(h.rows).subspan(h.skip);
 }
 
 size_t WindowRowCache::valid_rows(const std::string& path) const {
@@ -69,7 +74,7 @@ size_t WindowRowCache::valid_rows(const std::string& path) const {
 
 uint64_t WindowRowCache::rows_held() const {
   uint64_t n = 0;
-  for (const auto& [path, h] : files_) n += h.rows.size();
+  for (const auto& [path, h] : files_) n += h.held();
   return n;
 }
 

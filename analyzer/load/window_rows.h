@@ -46,9 +46,13 @@ class WindowRowCache {
  private:
   struct Held {
     FileIdentity id;
-    uint64_t first = 0;  // file row of rows[0]
+    uint64_t first = 0;  // file row of rows[skip]
+    // rows[skip, end) are held: rows that left the window stay in front until they are an
+    // eighth of the vector, so a poll does not move the whole window to drop a few rows.
     std::vector<trace::OpRecord> rows;
-    size_t valid = 0;  // rows[0, valid) pass trace::validate_op; rows[valid] (if any) does not
+    size_t skip = 0;
+    size_t valid = 0;  // held rows [0, valid) pass trace::validate_op; held row `valid` does not
+    size_t held() const { return rows.size() - skip; }
   };
   std::unordered_map<std::string, Held> files_;
   uint64_t rows_read_ = 0;

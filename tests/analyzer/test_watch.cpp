@@ -316,7 +316,8 @@ TEST(WatchPoll, LinkRowsAppendedBetweenTwoPollsAreSummedOnce) {
 }
 
 // A live writer's rows: each appended row is read once, rows that leave the window
-// are dropped, and a file replaced under the same name is read anew.
+// are dropped (at once or a few at a time), and a file replaced under the same name is
+// read anew.
 TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   test::TempDir dir("watch-row-cache");
   std::string path;
@@ -350,6 +351,17 @@ TEST(WatchPoll, RowsAppendedBetweenTwoPollsAreReadOnce) {
   }
   EXPECT_EQ(seqs(cache.rows(path)), range(66, 130));
   EXPECT_EQ(cache.rows_read(), 94u) << "only the 30 new rows were read";
+  // A few rows per poll: rows that left stay in front of the held ones for a while.
+  for (uint64_t end = 133; end <= 190; end += 3) {
+    append(end - 3, 3);
+    auto r = trace::TraceReader::open(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_TRUE(cache.update(path, *r.value(), window_first_row(end, 64), end).ok());
+    EXPECT_EQ(seqs(cache.rows(path)), range(end - 64, end)) << "after row " << end;
+    EXPECT_EQ(cache.rows_held(), 64u);
+    EXPECT_EQ(cache.valid_rows(path), 64u);
+  }
+  EXPECT_EQ(cache.rows_read(), 154u) << "each row read once";
   ASSERT_TRUE(w->close().ok());
 
   // The same name, another file (which may well get the removed one's inode): read anew.
