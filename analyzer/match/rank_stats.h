@@ -42,6 +42,10 @@ inline double median_sd_in_sigmas(int n) {
   return std::sqrt(c * c * c);
 }
 
+// The expected largest of n independent standard normal draws: how many sigmas the
+// slowest of n members that vary alike is, on average, past their mean.
+double expected_max_normal(int n);
+
 // How many members a spread without the slowest (SpreadOver) is over, of n.
 inline int bulk_members(int n) {
   return n >= 3 ? n - 1 : n;

@@ -149,6 +149,17 @@ TEST(SpreadScale, MedianSampleDeviationInSigmas) {
   EXPECT_EQ(bulk_members(8), 7);
 }
 
+// How far past their mean the slowest of n members that vary alike is, in sigmas
+// (tabulated expected maxima of standard normal samples).
+TEST(SpreadScale, ExpectedSlowestOfNInSigmas) {
+  EXPECT_EQ(expected_max_normal(1), 0.0);
+  EXPECT_NEAR(expected_max_normal(2), 1 / std::sqrt(M_PI), 1e-4);
+  EXPECT_NEAR(expected_max_normal(4), 1.0294, 1e-3);
+  EXPECT_NEAR(expected_max_normal(8), 1.4236, 1e-3);
+  EXPECT_NEAR(expected_max_normal(100), 2.5076, 2e-3);
+  EXPECT_NEAR(expected_max_normal(1024), 3.2, 0.05);
+}
+
 // After an op of a communicator that showed running alongside too rarely to tell, where
 // the compute before the next op on its stream began is unknown: no reading.
 TEST(OwnCompute, NoReadingAfterAnOpThatMayHaveRunAlongside) {

@@ -74,6 +74,35 @@ TEST(Scenario, DataDependentImbalanceIsNotAStraggler) {
   EXPECT_GE(f->ranks.size(), 3u);
 }
 
+// Every rank's compute varies by 4% from step to step on its own, tensor-parallel peers
+// (who share their data) as much as any: over 64 ranks the slowest of a data-parallel
+// group costs the others 8% of the job, yet that is the ranks' noise, not data that
+// differs.  The same noise beside replicas whose batches differ is still data-dependent
+// imbalance.  Long steps: every spread is far beyond imbalance_min_sd_ns.
+TEST(Scenario, NoiseOfEveryRankIsNotDataDependentImbalanceHoweverManyRanksWait) {
+  for (const char* fault : {"", "imbalance:amount=0.2"}) {
+    for (uint64_t seed : {1, 2}) {
+      TempDir dir("rank-noise");
+      auto spec = small_spec(dir.path(), seed);
+      spec.ranks = 64;
+      spec.nodes = 8;
+      spec.tp = 4;
+      spec.jitter = 0.04;
+      spec.steps = 60;
+      spec.compute_ms = 3500;
+      Report r = synth_and_analyze(
+          spec, *fault ? std::vector<std::string>{fault} : std::vector<std::string>{});
+      SCOPED_TRACE(std::string(*fault ? fault : "healthy") + " seed " + std::to_string(seed));
+      if (*fault) {
+        EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
+      } else {
+        for (const auto& f : r.findings)
+          ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
+      }
+    }
+  }
+}
+
 // 16 ranks on 4 nodes, tensor x 2 pipeline stages x data parallel, communicators from
 // unique ids, 40 steps.
 synth::SynthSpec hybrid_spec(const std::string& dir, uint64_t seed, int tp) {
