@@ -48,13 +48,12 @@ find_package(Threads REQUIRED)
 # Linked into the analyzer's executables only: never into the probe, which runs
 # inside the job.
 find_library(RINGSIDE_JEMALLOC_LIBRARY NAMES jemalloc libjemalloc.so.2)
+add_library(ringside_allocator INTERFACE)
 if(RINGSIDE_JEMALLOC_LIBRARY)
-  add_library(ringside_allocator INTERFACE)
   target_link_libraries(ringside_allocator INTERFACE ${RINGSIDE_JEMALLOC_LIBRARY})
 else()
   message(STATUS "ringside: jemalloc not found (Debian package 'libjemalloc-dev'): the analyzer "
                  "uses the C library's allocator, and a watch poll costs about a third more CPU")
-  add_library(ringside_allocator INTERFACE)
 endif()
 
 if(RINGSIDE_BUILD_TESTS)
