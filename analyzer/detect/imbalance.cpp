@@ -7,6 +7,7 @@
 //    members' compute differs widely from op to op and nobody is last much more
 //    often than the others.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -129,6 +130,17 @@ bool detect_heavy_stage(const Context& ctx, const std::vector<LateSet>& candidat
 // ranks doing the same work differs by work: under noise alone the spreads are alike.
 constexpr double kSpreadOverNoise = 2;
 
+// What n members wait at each of `ops` ops when their compute differs by a spread of
+// `sd_ns` (the median sample deviation over them) in every op: for the slowest,
+// expected_max_normal(n) sigmas past their mean, each of them, rank-ns.  A wait beyond
+// it comes from a few ops far past the usual spread, which a median does not see: outlier
+// ops where one rank stands out (OutlierOps, costed apart), else delays of the host that
+// strike a rank now and then (a thread that waited for a CPU, a pause), which are no
+// work that differs.
+double usual_spread_wait(double sd_ns, int n, double ops) {
+  return sd_ns / median_sd_in_sigmas(n) * expected_max_normal(n) * n * ops;
+}
+
 // Data-dependent imbalance: compute before shared ops that differs widely between the
 // ranks (or, through sibling communicators, between the replicas) doing the same step,
 // with no persistent owner, costing enough.  Two forms:
@@ -219,7 +231,9 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       cv = std::max(cv, cv_one[ci]);
     }
     const RankStatsPass::Spread sp = ctx.stats.spread(c.index);
-    double data_wait = sp.wait_ns - outliers.wait_by_comm[ci];
+    const double ops = static_cast<double>(sp.compared);
+    double data_wait = std::min(sp.wait_ns - outliers.wait_by_comm[ci],
+                                usual_spread_wait(sd_by_comm[ci], c.present, ops));
     // What the job's own noise costs on its own: members that each vary by `noise` wait
     // for the slowest of them, expected_max_normal(n) sigmas past their mean, at every
     // op.  Across many members that is a large share of the job (2% per rank and step
@@ -227,8 +241,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     // where the noise is measured on ranks known to share their data (without such a
     // reference the quietest communicator may vary with the data itself).
     if (same_data_reference) {
-      data_wait -=
-          noise * expected_max_normal(c.present) * c.present * static_cast<double>(sp.compared);
+      data_wait -= noise * expected_max_normal(c.present) * c.present * ops;
     }
     wait += std::max(0.0, data_wait);
     for (const auto& [m, l] : in_comm) cost_by_rank[m] += l->cost_ns;
@@ -245,7 +258,10 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     if (!no_owner(members, fam.comms.size())) continue;
     differs = true;
     cv = std::max(cv, fam.median_cv);
-    wait += fam.spread_wait_ns;
+    const int k = static_cast<int>(fam.comms.size());
+    wait += std::min(
+        fam.spread_wait_ns,
+        fam.members * usual_spread_wait(fam.median_sd_ns, k, static_cast<double>(fam.compared)));
     for (int ci : fam.comms) {
       const Lateness* l = ctx.siblings.of(ci);
       if (l == nullptr) continue;

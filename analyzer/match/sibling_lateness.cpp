@@ -237,6 +237,8 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     if (clean_ops > 0)
       out.spread_wait_ns *= static_cast<double>(compared) / static_cast<double>(clean_ops);
     if (cvs.empty()) continue;
+    out.compared = compared;
+    out.members = static_cast<int>(members);
     out.median_cv = median_of(cvs);
     out.median_sd_ns = median_of(sds);
     const int index = static_cast<int>(families_.size());

@@ -48,6 +48,8 @@ class SiblingLateness {
     // op, had all started together, from that varying part alone: sum over
     // communicators and ops of members x (largest - own), rank-ns.
     double spread_wait_ns = 0;
+    uint64_t compared = 0;  // ops where siblings met
+    int members = 0;        // ranks of each communicator
   };
 
   SiblingLateness(const TraceSet& set, const GroupTable& table,
