@@ -156,11 +156,11 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   const double job = ctx.job_seconds();
   const auto& ranks = ctx.stats.ranks();
   const std::vector<double> sd_by_comm = ctx.stats.gap_sd_ns_by_comm();
-  // Whether the compute differs is judged where each member computed in one stretch
-  // (rank_stats.h: a rare delay of the host stays rare there); what it costs, over
-  // every op.
-  const auto one = RankStatsPass::SpreadOver::kOneStretch;
-  const auto [cv_one, sd_one] = ctx.stats.gap_spread_by_comm(one);
+  // Whether the compute differs is judged where each member computed in one stretch, by
+  // the members' lower tail (rank_stats.h: a delay of the host stays rare in one stretch,
+  // and lengthens it, far above the others); what it costs, over every op.
+  const auto tail = RankStatsPass::SpreadOver::kLowerTail;
+  const auto [cv_one, sd_one] = ctx.stats.gap_spread_by_comm(tail);
   bool differs = false;
   double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
   std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last
@@ -199,6 +199,18 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     return sd >= ctx.th.imbalance_min_sd_ns ||
            (noise > 0 && sd / median_sd_in_sigmas(n) >= kSpreadOverNoise * noise);
   };
+  // The same in lower tails: the quietest communicator's is the noise it is judged by.
+  double tail_noise = 0;  // sigmas, ns
+  for (const auto& c : ctx.set.comms) {
+    const double sd = sd_one[static_cast<size_t>(c.index)];
+    if (c.present < 2 || sd <= 0) continue;
+    const double sigma = sd / median_lower_tail_in_sigmas(c.present);
+    if (tail_noise == 0 || sigma < tail_noise) tail_noise = sigma;
+  }
+  auto tail_beyond_noise = [&](double sd, int n) {
+    return sd >= ctx.th.imbalance_min_sd_ns ||
+           (tail_noise > 0 && sd / median_lower_tail_in_sigmas(n) >= kSpreadOverNoise * tail_noise);
+  };
   // Outlier ops are costed apart from the spread: with no owner as what the whole job
   // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
   const bool ownerless =
@@ -226,7 +238,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       }
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
-    if (beyond_noise(sd_one[ci], bulk_members(c.present))) {
+    if (tail_beyond_noise(sd_one[ci], c.present)) {
       differs = true;
       cv = std::max(cv, cv_one[ci]);
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <random>
 #include <utility>
 
 namespace ringside::analysis {
@@ -162,17 +163,26 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
 }
 
 namespace {
+// The expected distance, in sigmas, from the mean of n normal values bar the largest (of
+// all n with two) down to the smallest: expected_max_normal(n) from the mean of all n,
+// less what leaving the largest out lowers it by.
+double lower_tail_in_sigmas(int n) {
+  const double e = expected_max_normal(n);
+  return n >= 3 ? e * (n - 2) / (n - 1) : e;
+}
+
 // The members' gaps before one op in one reading: mean and sample deviation (n - 1, so
 // that groups of any size measure the same spread: with two members the population one
-// is 1/sqrt(2) of it).  Over one stretch: the reading in which they are the least
-// spread.  Bar the primary spread, with three members or more, of all but the slowest.
+// is 1/sqrt(2) of it), or for the lower tail the mean's distance above the fastest in
+// sigmas.  Over one stretch: the reading in which they are the least spread.  Bar the
+// primary spread, with three members or more, of all but the slowest.
 struct GapSpread {
   double mean = 0, sd = 0;
   int reading = -1;  // -1: no reading with a positive mean
 };
 GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::SpreadOver over) {
   GapSpread best;
-  const bool one = over == RankStatsPass::SpreadOver::kOneStretch;
+  const bool one = over == RankStatsPass::SpreadOver::kLowerTail;
   if ((one && g.split > 0) || g.since_held) return best;
   const bool drop_slowest = over != RankStatsPass::SpreadOver::kPrimary && g.gaps >= 3;
   const double n = g.gaps - (drop_slowest ? 1 : 0);
@@ -187,7 +197,8 @@ GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::Spr
     const double sq = static_cast<double>(r.sq_sum) - (drop_slowest ? max * max : 0);
     const double mean = sum / n;
     if (mean <= 0) continue;
-    const double sd = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));
+    const double sd = one ? (mean - static_cast<double>(r.min)) / lower_tail_in_sigmas(g.gaps)
+                          : std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));
     if (best.reading < 0 || sd < best.sd) best = {mean, sd, k};
   }
   return best;
@@ -282,6 +293,30 @@ RankStatsPass::Spread RankStatsPass::spread(int comm, double min_sd_ns,
   }
   std::sort(sp.compared_at.begin(), sp.compared_at.end());
   return sp;
+}
+
+double median_lower_tail_in_sigmas(int n) {
+  if (n < 2 || n > 256) return 1;
+  static std::mutex mutex;
+  static std::map<int, double> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(n); it != known.end()) return it->second;
+  std::mt19937_64 gen(0x5eed + static_cast<uint64_t>(n));
+  std::normal_distribution<double> normal;
+  std::vector<double> tails(4001);
+  for (double& t : tails) {
+    double sum = 0, low = INFINITY, high = -INFINITY;
+    for (int i = 0; i < n; ++i) {
+      const double x = normal(gen);
+      sum += x;
+      low = std::min(low, x);
+      high = std::max(high, x);
+    }
+    t = (n >= 3 ? (sum - high) / (n - 1) : sum / n) - low;
+  }
+  const double median = median_of(std::move(tails)) / lower_tail_in_sigmas(n);
+  known.emplace(n, median);
+  return median;
 }
 
 double expected_max_normal(int n) {

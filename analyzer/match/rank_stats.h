@@ -46,6 +46,13 @@ inline double median_sd_in_sigmas(int n) {
 // slowest of n members that vary alike is, on average, past their mean.
 double expected_max_normal(int n);
 
+// The median, over draws of n independent standard normal values, of the spread
+// RankStatsPass::SpreadOver::kLowerTail measures: (their mean bar the largest, of both
+// with two, - the smallest) over its expectation, so that its mean is 1 sigma for any n;
+// its median runs lower the fewer members there are (0.85 for two).  Computed by drawing
+// (memoized); 1 beyond 256 members.
+double median_lower_tail_in_sigmas(int n);
+
 // How many members a spread without the slowest (SpreadOver) is over, of n.
 inline int bulk_members(int n) {
   return n >= 3 ? n - 1 : n;
@@ -129,21 +136,26 @@ class RankStatsPass {
   const std::vector<MismatchDetail>& mismatches() const { return mismatch_details_; }
   // What spreads of the members' compute before an op are measured over.  kPrimary:
   // every op, in the primary reading (match/own_compute.h).  kBulk: the same, of all
-  // members but the slowest (with three or more; see below).  kOneStretch: the ops before
+  // members but the slowest (with three or more; see below).  kLowerTail: the ops before
   // which every member computed in one stretch (OwnCompute::split), in the reading where
-  // the members are the least spread.  A gap of several stretches (a gradient bucket's,
-  // over part of a backward pass with tensor-parallel ops in it), or one that began
-  // inside the compute (after an op that ran alongside, where the primary reading holds
-  // how far the members drifted apart since they last met), collects a rare delay of the
-  // host from all of its stretches; in one stretch it stays rare.  A reading that does
-  // not apply can hide a spread but cannot make one up.  Ops that a member started the
-  // moment its stream freed are left out (its compute ended earlier, by an unknown
-  // amount), and with three members or more, so is the slowest: a delay of the host puts
-  // one member far out, while work that differs spreads them all (a median over ops
-  // would not see the delays that are rare, but with many members and frequent delays
-  // most ops hold one).  Medians of spreads over n members then compare in sigmas of
-  // median_sd_in_sigmas(n - 1).
-  enum class SpreadOver : uint8_t { kPrimary, kBulk, kOneStretch };
+  // the members are the least spread, measured by how far their mean (bar the slowest,
+  // with three or more) is above the fastest of them.  A gap of several stretches (a
+  // gradient bucket's, over part of a backward pass with tensor-parallel ops in it), or
+  // one that began inside the compute (after an op that ran alongside, where the primary
+  // reading holds how far the members drifted apart since they last met), collects a
+  // rare delay of the host from all of its stretches; in one stretch it stays rare.  A
+  // reading that does not apply can hide a spread but cannot make one up.  Ops that a member
+  // started the moment its stream freed are left out (its compute ended earlier, by an unknown
+  // amount).  A delay of the host only lengthens a stretch: it puts a member far above the others,
+  // moves their mean a little and the fastest not at all, while work that differs spreads the
+  // members on both sides.  With many members most ops hold a delayed one, or several (1% of the
+  // stretches delayed over 256 members: two or more in 73% of the ops), so a spread about
+  // the mean, even without the slowest, would take the delays for work; the lower tail
+  // does not.  It is counted in sigmas of a normal spread (divided by its expectation:
+  // expected_max_normal(n) x (n - 2) / (n - 1), or expected_max_normal(2) for two), and
+  // its medians over ops compare across sizes once divided by
+  // median_lower_tail_in_sigmas(n).
+  enum class SpreadOver : uint8_t { kPrimary, kBulk, kLowerTail };
   // Median over complete ops of the coefficient of variation of the members' gaps.
   double median_gap_cv(SpreadOver over = SpreadOver::kPrimary) const;
   // Median over complete ops of the standard deviation of the members' gaps, ns.

@@ -160,6 +160,19 @@ TEST(SpreadScale, ExpectedSlowestOfNInSigmas) {
   EXPECT_NEAR(expected_max_normal(1024), 3.2, 0.05);
 }
 
+// The lower tail's median over ops in sigmas: for two members |x1 - x2| / 2 over
+// expected_max_normal(2), whose median is 0.6745 sqrt(2) / 2 / 0.5642; 0.80 for three
+// (the mean of the two fastest less the fastest), near 1 for many.
+TEST(SpreadScale, MedianLowerTailInSigmas) {
+  EXPECT_EQ(median_lower_tail_in_sigmas(1), 1.0);
+  EXPECT_NEAR(median_lower_tail_in_sigmas(2), 0.6745 * std::sqrt(2.0) / 2 / 0.5642, 0.02);
+  for (int n : {3, 4, 8, 32, 256}) {
+    EXPECT_GT(median_lower_tail_in_sigmas(n), 0.75) << n;
+    EXPECT_LT(median_lower_tail_in_sigmas(n), 1.05) << n;
+  }
+  EXPECT_EQ(median_lower_tail_in_sigmas(1000), 1.0);
+}
+
 // After an op of a communicator that showed running alongside too rarely to tell, where
 // the compute before the next op on its stream began is unknown: no reading.
 TEST(OwnCompute, NoReadingAfterAnOpThatMayHaveRunAlongside) {

@@ -230,6 +230,37 @@ TEST(Scenario, HostDelaysAreNotImbalance) {
   }
 }
 
+// Many ranks in one communicator: with 3% of the stretches held up, most ops have two or
+// more members delayed, so even a spread without the slowest holds delays in most ops,
+// and 128 or 256 data-parallel ranks were reported as data-dependent imbalance (10-15%
+// of the job).  A delay only lengthens a stretch: the lower tail does not move, while
+// replicas whose batches differ are still found.
+TEST(Scenario, HostDelaysOnManyRanksAreNotDataDependentImbalance) {
+  struct Shape {
+    int ranks, nodes, tp;
+  };
+  for (const Shape& shape : {Shape{128, 16, 1}, Shape{256, 32, 8}}) {
+    for (const char* fault : {"", "imbalance:amount=0.2"}) {
+      TempDir dir("hiccups-many");
+      auto spec = small_spec(dir.path(), 1);
+      spec.ranks = shape.ranks;
+      spec.nodes = shape.nodes;
+      spec.tp = shape.tp;
+      spec.hiccups = 0.03;
+      Report r = synth_and_analyze(
+          spec, *fault ? std::vector<std::string>{fault} : std::vector<std::string>{});
+      SCOPED_TRACE(std::to_string(shape.ranks) + " ranks tp " + std::to_string(shape.tp) + " " +
+                   (*fault ? fault : "healthy"));
+      if (*fault) {
+        EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
+      } else {
+        for (const auto& f : r.findings)
+          ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
+      }
+    }
+  }
+}
+
 // Gradient buckets overlapped with the backward pass, as DDP and FSDP run them: the gap
 // before a bucket holds many stretches of compute (and the tensor-parallel ops between
 // them), and a bucket queued behind the last starts when its stream frees, so a member
