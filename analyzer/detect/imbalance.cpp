@@ -130,15 +130,20 @@ bool detect_heavy_stage(const Context& ctx, const std::vector<LateSet>& candidat
 // ranks doing the same work differs by work: under noise alone the spreads are alike.
 constexpr double kSpreadOverNoise = 2;
 
-// What n members wait at each of `ops` ops when their compute differs by a spread of
-// `sd_ns` (the median sample deviation over them) in every op: for the slowest,
-// expected_max_normal(n) sigmas past their mean, each of them, rank-ns.  A wait beyond
-// it comes from a few ops far past the usual spread, which a median does not see: outlier
-// ops where one rank stands out (OutlierOps, costed apart), else delays of the host that
-// strike a rank now and then (a thread that waited for a CPU, a pause), which are no
-// work that differs.
+// What n members wait at each of `ops` ops when their compute differs by `sigma_ns` in
+// every op: for the slowest, expected_max_normal(n) sigmas past their mean, each of
+// them, rank-ns.
+double spread_wait(double sigma_ns, int n, double ops) {
+  return sigma_ns * expected_max_normal(n) * n * ops;
+}
+
+// The same for a usual spread of `sd_ns` (the median sample deviation over n members).
+// A wait beyond it comes from a few ops far past the usual spread, which a median does
+// not see: outlier ops where one rank stands out (OutlierOps, costed apart), else delays
+// of the host that strike a rank now and then (a thread that waited for a CPU, a pause),
+// which are no work that differs.
 double usual_spread_wait(double sd_ns, int n, double ops) {
-  return sd_ns / median_sd_in_sigmas(n) * expected_max_normal(n) * n * ops;
+  return spread_wait(sd_ns / median_sd_in_sigmas(n), n, ops);
 }
 
 // Data-dependent imbalance: compute before shared ops that differs widely between the
@@ -160,7 +165,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // the members' lower tail (rank_stats.h: a delay of the host stays rare in one stretch,
   // and lengthens it, far above the others); what it costs, over every op.
   const auto tail = RankStatsPass::SpreadOver::kLowerTail;
-  const auto [cv_one, sd_one] = ctx.stats.gap_spread_by_comm(tail);
+  const auto [cv_tail, sd_tail] = ctx.stats.gap_spread_by_comm(tail);
   bool differs = false;
   double wait = 0, cv = 0, top_share = 0;  // wait: rank-ns
   std::map<int64_t, double> cost_by_rank;  // what the others waited when it was last
@@ -195,21 +200,19 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     if (noise == 0 || sigma < noise) noise = sigma;
     same_data_reference = same_data_reference || c.role == "tp";
   }
-  auto beyond_noise = [&](double sd, int n) {
-    return sd >= ctx.th.imbalance_min_sd_ns ||
-           (noise > 0 && sd / median_sd_in_sigmas(n) >= kSpreadOverNoise * noise);
-  };
   // The same in lower tails: the quietest communicator's is the noise it is judged by.
   double tail_noise = 0;  // sigmas, ns
   for (const auto& c : ctx.set.comms) {
-    const double sd = sd_one[static_cast<size_t>(c.index)];
+    const double sd = sd_tail[static_cast<size_t>(c.index)];
     if (c.present < 2 || sd <= 0) continue;
     const double sigma = sd / median_lower_tail_in_sigmas(c.present);
     if (tail_noise == 0 || sigma < tail_noise) tail_noise = sigma;
   }
-  auto tail_beyond_noise = [&](double sd, int n) {
+  // A spread of `sd` whose median is `in_sigmas` sigmas, beyond the noise `reference`
+  // (sigmas, ns) measured the same way.
+  auto beyond = [&](double sd, double in_sigmas, double reference) {
     return sd >= ctx.th.imbalance_min_sd_ns ||
-           (tail_noise > 0 && sd / median_lower_tail_in_sigmas(n) >= kSpreadOverNoise * tail_noise);
+           (reference > 0 && sd / in_sigmas >= kSpreadOverNoise * reference);
   };
   // Outlier ops are costed apart from the spread: with no owner as what the whole job
   // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
@@ -226,7 +229,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   }
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
-    if (c.present < 2 || !beyond_noise(sd_by_comm[ci], c.present)) continue;
+    if (c.present < 2 || !beyond(sd_by_comm[ci], median_sd_in_sigmas(c.present), noise)) continue;
     std::vector<std::pair<int64_t, const Lateness*>> in_comm;
     std::vector<const Lateness*> members;
     for (int64_t m : c.members) {
@@ -238,9 +241,9 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       }
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
-    if (tail_beyond_noise(sd_one[ci], c.present)) {
+    if (beyond(sd_tail[ci], median_lower_tail_in_sigmas(c.present), tail_noise)) {
       differs = true;
-      cv = std::max(cv, cv_one[ci]);
+      cv = std::max(cv, cv_tail[ci]);
     }
     const RankStatsPass::Spread sp = ctx.stats.spread(c.index);
     const double ops = static_cast<double>(sp.compared);
@@ -253,7 +256,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     // where the noise is measured on ranks known to share their data (without such a
     // reference the quietest communicator may vary with the data itself).
     if (same_data_reference) {
-      data_wait -= noise * expected_max_normal(c.present) * c.present * ops;
+      data_wait -= spread_wait(noise, c.present, ops);
     }
     wait += std::max(0.0, data_wait);
     for (const auto& [m, l] : in_comm) cost_by_rank[m] += l->cost_ns;
@@ -262,7 +265,8 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // the others only in ops without a reading (overlapped buckets) differ there, not
   // inside any one communicator.
   for (const SiblingLateness::Family& fam : ctx.siblings.families()) {
-    if (!beyond_noise(fam.median_sd_ns, static_cast<int>(fam.comms.size()))) continue;
+    const int k = static_cast<int>(fam.comms.size());
+    if (!beyond(fam.median_sd_ns, median_sd_in_sigmas(k), noise)) continue;
     std::vector<const Lateness*> members;
     for (int ci : fam.comms) {
       if (const Lateness* l = ctx.siblings.of(ci)) members.push_back(l);
@@ -270,7 +274,6 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     if (!no_owner(members, fam.comms.size())) continue;
     differs = true;
     cv = std::max(cv, fam.median_cv);
-    const int k = static_cast<int>(fam.comms.size());
     wait += std::min(
         fam.spread_wait_ns,
         fam.members * usual_spread_wait(fam.median_sd_ns, k, static_cast<double>(fam.compared)));

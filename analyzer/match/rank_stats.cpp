@@ -187,6 +187,7 @@ GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::Spr
   const bool drop_slowest = over != RankStatsPass::SpreadOver::kPrimary && g.gaps >= 3;
   const double n = g.gaps - (drop_slowest ? 1 : 0);
   const int readings = one ? kReadings : 1;
+  const double tail_sigmas = one ? lower_tail_in_sigmas(g.gaps) : 0;
   for (int k = 0; k < readings; ++k) {
     // Over one stretch, not where a member started the op the moment its stream freed
     // (spread() below).
@@ -197,7 +198,7 @@ GapSpread gap_spread(const CommGroups& cg, const GroupAgg& g, RankStatsPass::Spr
     const double sq = static_cast<double>(r.sq_sum) - (drop_slowest ? max * max : 0);
     const double mean = sum / n;
     if (mean <= 0) continue;
-    const double sd = one ? (mean - static_cast<double>(r.min)) / lower_tail_in_sigmas(g.gaps)
+    const double sd = one ? (mean - static_cast<double>(r.min)) / tail_sigmas
                           : std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)));
     if (best.reading < 0 || sd < best.sd) best = {mean, sd, k};
   }
