@@ -130,6 +130,16 @@ class NodeHealth : public ClusterTest {
 
   std::string log_text() const { return read_file(log_); }
 
+  // Why `node` is in the state it is: sinfo's reason, what slurmctld logged about the node,
+  // and the check's log. For the message of an assertion on a node's state.
+  std::string node_story(const std::string& node) const {
+    NodeState n = node_states()[node];
+    std::string ctld = cluster_state()["TESTCLUSTER_DIR"] + "/log/slurmctld.log";
+    return node + " " + n.state + " (" + n.reason + ")\nslurmctld on " + node + ":\n" +
+           sh("grep -F " + node + " " + ctld + " | tail -n 20", 30).out + "check log:\n" +
+           log_text();
+  }
+
   // Lines of the check's log from byte `from` on that contain `text`.
   int log_count(const std::string& text, size_t from = 0) const {
     std::string log = log_text();
@@ -207,8 +217,8 @@ TEST_F(NodeHealth, ACheckThatCannotBeMadeLeavesTheNodesAlone) {
   });
   EXPECT_TRUE(done) << log_text();
   auto nodes = node_states();
-  EXPECT_EQ(nodes["node1"].state, "idle");
-  EXPECT_EQ(nodes["node2"].state, "idle");
+  EXPECT_EQ(nodes["node1"].state, "idle") << node_story("node1");
+  EXPECT_EQ(nodes["node2"].state, "idle") << node_story("node2");
 
   // The measurement cannot finish in its time: validate aborts it after -T (half of
   // TIME_LIMIT), or, on a loaded machine, the whole check overruns TIME_LIMIT and is stopped.
@@ -223,7 +233,7 @@ TEST_F(NodeHealth, ACheckThatCannotBeMadeLeavesTheNodesAlone) {
   });
   EXPECT_TRUE(done) << log_text();
   nodes = node_states();
-  EXPECT_EQ(nodes["node2"].state, "idle") << log_text();
+  EXPECT_EQ(nodes["node2"].state, "idle") << node_story("node2");
   EXPECT_EQ(log_count("drained:"), 0) << log_text();
 }
 
