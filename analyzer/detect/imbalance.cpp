@@ -200,19 +200,31 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     if (noise == 0 || sigma < noise) noise = sigma;
     same_data_reference = same_data_reference || c.role == "tp";
   }
-  // The same in lower tails: the quietest communicator's is the noise it is judged by.
-  double tail_noise = 0;  // sigmas, ns
-  for (const auto& c : ctx.set.comms) {
-    const double sd = sd_tail[static_cast<size_t>(c.index)];
-    if (c.present < 2 || sd <= 0) continue;
-    const double sigma = sd / median_lower_tail_in_sigmas(c.present);
-    if (tail_noise == 0 || sigma < tail_noise) tail_noise = sigma;
+  // The same in lower tails, relative to the gaps (coefficients of variation): the
+  // members' own noise grows with the stretch they computed (a data-parallel bucket's after
+  // 10-12 ms of backward varies twice as far in ns as a tensor-parallel op's after 6 ms),
+  // and so does work that differs. Where there are tensor-parallel groups, their median is
+  // the noise: the quietest of several is the one whose ops happened to vary least (of
+  // eight pairs, about a quarter below their median), which takes much of the margin.
+  // Otherwise the quietest communicator's, which may itself vary with the data.
+  double tail_noise_cv = 0;  // sigmas, relative
+  {
+    std::vector<double> same_data;
+    for (const auto& c : ctx.set.comms) {
+      const double tail_cv = cv_tail[static_cast<size_t>(c.index)];
+      if (c.present < 2 || tail_cv <= 0) continue;
+      const double sigma = tail_cv / median_lower_tail_in_sigmas(c.present);
+      if (c.role == "tp") same_data.push_back(sigma);
+      if (tail_noise_cv == 0 || sigma < tail_noise_cv) tail_noise_cv = sigma;
+    }
+    if (!same_data.empty()) tail_noise_cv = median_of(std::move(same_data));
   }
-  // A spread of `sd` whose median is `in_sigmas` sigmas, beyond the noise `reference`
-  // (sigmas, ns) measured the same way.
-  auto beyond = [&](double sd, double in_sigmas, double reference) {
+  // A spread of `sd` (ns) beyond the noise: at least imbalance_min_sd_ns, or `value` (sd,
+  // or a coefficient of variation), whose median is `in_sigmas` sigmas, at least
+  // kSpreadOverNoise times the noise `reference` measured the same way.
+  auto beyond = [&](double sd, double value, double in_sigmas, double reference) {
     return sd >= ctx.th.imbalance_min_sd_ns ||
-           (reference > 0 && sd / in_sigmas >= kSpreadOverNoise * reference);
+           (reference > 0 && value / in_sigmas >= kSpreadOverNoise * reference);
   };
   // Outlier ops are costed apart from the spread: with no owner as what the whole job
   // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
@@ -229,7 +241,9 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   }
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
-    if (c.present < 2 || !beyond(sd_by_comm[ci], median_sd_in_sigmas(c.present), noise)) continue;
+    if (c.present < 2 ||
+        !beyond(sd_by_comm[ci], sd_by_comm[ci], median_sd_in_sigmas(c.present), noise))
+      continue;
     std::vector<std::pair<int64_t, const Lateness*>> in_comm;
     std::vector<const Lateness*> members;
     for (int64_t m : c.members) {
@@ -241,7 +255,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       }
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
-    if (beyond(sd_tail[ci], median_lower_tail_in_sigmas(c.present), tail_noise)) {
+    if (beyond(sd_tail[ci], cv_tail[ci], median_lower_tail_in_sigmas(c.present), tail_noise_cv)) {
       differs = true;
       cv = std::max(cv, cv_tail[ci]);
     }
@@ -266,7 +280,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // inside any one communicator.
   for (const SiblingLateness::Family& fam : ctx.siblings.families()) {
     const int k = static_cast<int>(fam.comms.size());
-    if (!beyond(fam.median_sd_ns, median_sd_in_sigmas(k), noise)) continue;
+    if (!beyond(fam.median_sd_ns, fam.median_sd_ns, median_sd_in_sigmas(k), noise)) continue;
     std::vector<const Lateness*> members;
     for (int ci : fam.comms) {
       if (const Lateness* l = ctx.siblings.of(ci)) members.push_back(l);
