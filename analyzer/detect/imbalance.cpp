@@ -200,31 +200,48 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
     if (noise == 0 || sigma < noise) noise = sigma;
     same_data_reference = same_data_reference || c.role == "tp";
   }
-  // The same in lower tails, relative to the gaps (coefficients of variation): the
-  // members' own noise grows with the stretch they computed (a data-parallel bucket's after
-  // 10-12 ms of backward varies twice as far in ns as a tensor-parallel op's after 6 ms),
-  // and so does work that differs. Where there are tensor-parallel groups, their median is
-  // the noise: the quietest of several is the one whose ops happened to vary least (of
-  // eight pairs, about a quarter below their median), which takes much of the margin.
-  // Otherwise the quietest communicator's, which may itself vary with the data.
-  double tail_noise_cv = 0;  // sigmas, relative
+  // The same in lower tails, in ns and relative to the gaps (coefficients of variation):
+  // the members' own noise grows with the stretch they computed (a data-parallel bucket's
+  // after 10-12 ms of backward varies twice as far in ns as a tensor-parallel op's after
+  // 6 ms), and so does work that differs; launch jitter does not (a few microseconds
+  // between ops issued back to back is a large share of them). Where there are
+  // tensor-parallel groups, their median is the noise: the quietest of several is the one
+  // whose ops happened to vary least (of eight pairs, about a quarter below their median),
+  // which takes much of the margin. Otherwise the quietest communicator's, which may itself
+  // vary with the data.
+  double tail_noise_ns = 0, tail_noise_cv = 0;  // sigmas
   {
-    std::vector<double> same_data;
+    std::vector<double> same_data_ns, same_data_cv;
     for (const auto& c : ctx.set.comms) {
-      const double tail_cv = cv_tail[static_cast<size_t>(c.index)];
-      if (c.present < 2 || tail_cv <= 0) continue;
-      const double sigma = tail_cv / median_lower_tail_in_sigmas(c.present);
-      if (c.role == "tp") same_data.push_back(sigma);
-      if (tail_noise_cv == 0 || sigma < tail_noise_cv) tail_noise_cv = sigma;
+      const size_t ci = static_cast<size_t>(c.index);
+      if (c.present < 2 || sd_tail[ci] <= 0 || cv_tail[ci] <= 0) continue;
+      const double in_sigmas = median_lower_tail_in_sigmas(c.present);
+      const double ns = sd_tail[ci] / in_sigmas, rel = cv_tail[ci] / in_sigmas;
+      if (c.role == "tp") {
+        same_data_ns.push_back(ns);
+        same_data_cv.push_back(rel);
+      }
+      if (tail_noise_ns == 0 || ns < tail_noise_ns) tail_noise_ns = ns;
+      if (tail_noise_cv == 0 || rel < tail_noise_cv) tail_noise_cv = rel;
     }
-    if (!same_data.empty()) tail_noise_cv = median_of(std::move(same_data));
+    if (!same_data_ns.empty()) {
+      tail_noise_ns = median_of(std::move(same_data_ns));
+      tail_noise_cv = median_of(std::move(same_data_cv));
+    }
   }
-  // A spread of `sd` (ns) beyond the noise: at least imbalance_min_sd_ns, or `value` (sd,
-  // or a coefficient of variation), whose median is `in_sigmas` sigmas, at least
-  // kSpreadOverNoise times the noise `reference` measured the same way.
-  auto beyond = [&](double sd, double value, double in_sigmas, double reference) {
+  // A spread of `sd` whose median is `in_sigmas` sigmas, beyond the noise `reference`
+  // (sigmas, ns) measured the same way.
+  auto beyond = [&](double sd, double in_sigmas, double reference) {
     return sd >= ctx.th.imbalance_min_sd_ns ||
-           (reference > 0 && value / in_sigmas >= kSpreadOverNoise * reference);
+           (reference > 0 && sd / in_sigmas >= kSpreadOverNoise * reference);
+  };
+  // The same for communicator `ci`'s lower tail, beyond the noise both in ns and relative
+  // to the gaps.
+  auto tail_beyond = [&](size_t ci, int n) {
+    const double in_sigmas = median_lower_tail_in_sigmas(n);
+    return sd_tail[ci] >= ctx.th.imbalance_min_sd_ns ||
+           (tail_noise_ns > 0 && sd_tail[ci] / in_sigmas >= kSpreadOverNoise * tail_noise_ns &&
+            cv_tail[ci] / in_sigmas >= kSpreadOverNoise * tail_noise_cv);
   };
   // Outlier ops are costed apart from the spread: with no owner as what the whole job
   // waited for them; with one, they are a rank slow now and then (detect/straggler.cpp).
@@ -241,9 +258,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   }
   for (const auto& c : ctx.set.comms) {
     const size_t ci = static_cast<size_t>(c.index);
-    if (c.present < 2 ||
-        !beyond(sd_by_comm[ci], sd_by_comm[ci], median_sd_in_sigmas(c.present), noise))
-      continue;
+    if (c.present < 2 || !beyond(sd_by_comm[ci], median_sd_in_sigmas(c.present), noise)) continue;
     std::vector<std::pair<int64_t, const Lateness*>> in_comm;
     std::vector<const Lateness*> members;
     for (int64_t m : c.members) {
@@ -255,7 +270,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
       }
     }
     if (!no_owner(members, static_cast<size_t>(c.present))) continue;
-    if (beyond(sd_tail[ci], cv_tail[ci], median_lower_tail_in_sigmas(c.present), tail_noise_cv)) {
+    if (tail_beyond(ci, c.present)) {
       differs = true;
       cv = std::max(cv, cv_tail[ci]);
     }
@@ -280,7 +295,7 @@ void detect_data_dependent(const Context& ctx, const OutlierOps& outliers,
   // inside any one communicator.
   for (const SiblingLateness::Family& fam : ctx.siblings.families()) {
     const int k = static_cast<int>(fam.comms.size());
-    if (!beyond(fam.median_sd_ns, fam.median_sd_ns, median_sd_in_sigmas(k), noise)) continue;
+    if (!beyond(fam.median_sd_ns, median_sd_in_sigmas(k), noise)) continue;
     std::vector<const Lateness*> members;
     for (int ci : fam.comms) {
       if (const Lateness* l = ctx.siblings.of(ci)) members.push_back(l);
