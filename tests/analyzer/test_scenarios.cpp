@@ -230,6 +230,19 @@ TEST(Scenario, HostDelaysAreNotImbalance) {
   }
 }
 
+// Synthesizes `spec` with the fault `fault` ("": none) and analyzes it: the fault is found
+// as data-dependent imbalance; a job without one gets no finding at all.
+void expect_data_dependent_only_with(const synth::SynthSpec& spec, const char* fault) {
+  Report r = synth_and_analyze(
+      spec, *fault ? std::vector<std::string>{fault} : std::vector<std::string>{});
+  if (*fault) {
+    EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
+  } else {
+    for (const auto& f : r.findings)
+      ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
+  }
+}
+
 // Many ranks in one communicator: with 3% of the stretches held up, most ops have two or
 // more members delayed, so even a spread without the slowest holds delays in most ops,
 // and 128 or 256 data-parallel ranks were reported as data-dependent imbalance (10-15%
@@ -247,16 +260,9 @@ TEST(Scenario, HostDelaysOnManyRanksAreNotDataDependentImbalance) {
       spec.nodes = shape.nodes;
       spec.tp = shape.tp;
       spec.hiccups = 0.03;
-      Report r = synth_and_analyze(
-          spec, *fault ? std::vector<std::string>{fault} : std::vector<std::string>{});
       SCOPED_TRACE(std::to_string(shape.ranks) + " ranks tp " + std::to_string(shape.tp) + " " +
                    (*fault ? fault : "healthy"));
-      if (*fault) {
-        EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
-      } else {
-        for (const auto& f : r.findings)
-          ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
-      }
+      expect_data_dependent_only_with(spec, fault);
     }
   }
 }
@@ -314,16 +320,9 @@ TEST(Scenario, HostDelaysBesidePipelineStagesAndBucketStreamsAreNotDataDependent
     spec.comm_streams = true;
     overlap_buckets(spec);
     spec.hiccups = c.hiccups;
-    Report r = synth_and_analyze(
-        spec, *c.fault ? std::vector<std::string>{c.fault} : std::vector<std::string>{});
     SCOPED_TRACE("hiccups " + std::to_string(c.hiccups) + " seed " + std::to_string(c.seed) + " " +
                  (*c.fault ? c.fault : "healthy"));
-    if (*c.fault) {
-      EXPECT_NE(find_kind(r, "imbalance", "data_dependent"), nullptr);
-    } else {
-      for (const auto& f : r.findings)
-        ADD_FAILURE() << f.kind << "/" << f.subkind << ": " << f.evidence;
-    }
+    expect_data_dependent_only_with(spec, c.fault);
   }
 }
 
