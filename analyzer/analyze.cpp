@@ -195,7 +195,11 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   auto held_of = [&](const RankInfo& ri) {
     return held.empty() ? nullptr : &held[static_cast<size_t>(ri.rank)];
   };
-  auto matched = std::make_unique<GroupTable>(set);
+  // So is the per-op table, which grows with the job's length (load/mapped_array.h); a
+  // watch's polls, which analyze a window each, keep it in memory.
+  const std::string table_spill = row_cache == nullptr ? options.spill_dir : std::string();
+  auto matched = std::make_unique<GroupTable>(set, table_spill);
+  matched->plan_page_out(share);
   // The per-op table is exchanged a slice of communicators at a time (run_pass); the
   // processes after the first merge into a new table, `next`, which then replaces theirs.
   const size_t pieces = std::clamp<size_t>(set.comms.size(), 1, 16);
@@ -203,11 +207,16 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   run_pass(
       set, group, share, matching, options, progress, "matching ops", pieces,
       [&](const RankInfo& ri, Rows rows, size_t valid) {
-        return matched->add_rank(ri, rows, held_of(ri), valid);
+        Status s = matched->add_rank(ri, rows, held_of(ri), valid);
+        matched->passed(ri.rank);
+        return s;
       },
       [&](ByteWriter& w, size_t piece, size_t n) { matched->save_partial(w, piece, n); },
       [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
-        if (fresh && piece == 0) next = std::make_unique<GroupTable>(set);
+        if (fresh && piece == 0) {
+          next = std::make_unique<GroupTable>(set, table_spill);
+          next->plan_page_out(share);
+        }
         (next ? *next : *matched).merge_partial(r, piece, n);
       },
       [&] { matched = std::move(next); });
@@ -226,7 +235,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     run_pass(
         set, group, share, reading, options, progress, "attributing compute", pieces,
         [&](const RankInfo& ri, Rows rows, size_t) {
-          return matched->add_gaps(ri, rows, held_of(ri));
+          Status s = matched->add_gaps(ri, rows, held_of(ri));
+          matched->passed(ri.rank);
+          return s;
         },
         [&](ByteWriter& w, size_t piece, size_t n) { matched->save_gaps(w, piece, n); },
         [&](ByteReader& r, size_t piece, size_t n, bool fresh) {
@@ -240,7 +251,9 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   run_pass(
       set, group, share, reading, options, progress, "measuring lateness", 1,
       [&](const RankInfo& ri, Rows rows, size_t) {
-        return measured->add_rank(ri, rows, held_of(ri));
+        Status s = measured->add_rank(ri, rows, held_of(ri));
+        matched->passed(ri.rank);
+        return s;
       },
       [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
       [&](ByteReader& r, size_t, size_t, bool fresh) {

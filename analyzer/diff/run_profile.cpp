@@ -39,7 +39,7 @@ nlohmann::json steps_json(const TraceSet& set, const GroupTable& table) {
   const CommInfo* c = step_comm(set, table);
   if (c == nullptr) return nullptr;
   const auto& groups = table.comms()[static_cast<size_t>(c->index)].groups;
-  const size_t period = ops_per_step(groups);
+  const size_t period = ops_per_step(groups.span());
   if (period == 0) return nullptr;
   std::vector<double> steps;
   // Step k ends with the last completion of its last op; the first step has no
@@ -141,7 +141,7 @@ std::string comm_shape_key(const CommInfo& c) {
          hex(h);
 }
 
-size_t ops_per_step(const std::vector<GroupAgg>& groups) {
+size_t ops_per_step(std::span<const GroupAgg> groups) {
   const size_t n = std::min(groups.size(), kPatternOps);
   for (size_t p = 1; p <= std::min(kMaxPeriod, n / 3); ++p) {
     size_t same = 0;

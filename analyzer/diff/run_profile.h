@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "load/trace_set.h"
@@ -30,7 +31,7 @@ std::string comm_shape_key(const CommInfo& c);
 
 // The step: the repeating pattern of (op, bytes) on the widest communicator;
 // the number of its ops per step, 0 when no pattern repeats.
-size_t ops_per_step(const std::vector<GroupAgg>& groups);
+size_t ops_per_step(std::span<const GroupAgg> groups);
 
 nlohmann::json build_run_profile(const TraceSet& set, const GroupTable& table,
                                  const RankStatsPass& stats);

@@ -84,11 +84,45 @@ const RankCommProgress* RankProgress::find(int comm) const {
   return nullptr;
 }
 
-GroupTable::GroupTable(const TraceSet& set) : set_(set) {
+GroupTable::GroupTable(const TraceSet& set, const std::string& spill_dir) : set_(set) {
   comms_.resize(set.comms.size());
+  for (CommGroups& cg : comms_) {
+    cg.groups.spill_to(spill_dir);
+    cg.other_readings.spill_to(spill_dir);
+  }
   for (const CommInfo& c : set.comms)
     comms_[static_cast<size_t>(c.index)].first_seq = set.window.first_seq_of(c.id);
   progress_.resize(set.ranks.size());
+}
+
+void GroupTable::plan_page_out(std::span<const int64_t> share) {
+  page_out_after_.assign(set_.ranks.size(), {});
+  std::vector<int64_t> order(set_.ranks.size(), -1);  // place in share, by rank
+  for (size_t i = 0; i < share.size(); ++i) {
+    const auto r = static_cast<size_t>(share[i]);
+    if (r < order.size() && set_.ranks[r].has_file) order[r] = static_cast<int64_t>(i);
+  }
+  for (const CommInfo& c : set_.comms) {
+    int64_t last = -1;
+    for (int64_t m : c.members) {
+      if (m >= 0 && static_cast<size_t>(m) < order.size() && order[static_cast<size_t>(m)] >= 0 &&
+          (last < 0 || order[static_cast<size_t>(m)] > order[static_cast<size_t>(last)]))
+        last = m;
+    }
+    if (last >= 0) page_out_after_[static_cast<size_t>(last)].push_back(c.index);
+  }
+}
+
+void GroupTable::passed(int64_t rank) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= page_out_after_.size()) return;
+  for (int ci : page_out_after_[static_cast<size_t>(rank)]) page_out(ci, ci + 1);
+}
+
+void GroupTable::page_out(size_t first, size_t last) const {
+  for (size_t ci = first; ci < last && ci < comms_.size(); ++ci) {
+    comms_[ci].groups.page_out();
+    comms_[ci].other_readings.page_out();
+  }
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "load/mapped_array.h"
 #include "load/rank_comms.h"
 #include "load/trace_set.h"
 #include "match/own_compute.h"
@@ -121,8 +122,10 @@ static_assert(sizeof(GroupAgg) == 136 && sizeof(OtherReadings) == 120);
 static_assert(offsetof(GroupAgg, gap) + offsetof(GapStats, sq_sum) <= 80);
 
 struct CommGroups {
-  std::vector<GroupAgg> groups;               // index = seq - first_seq
-  std::vector<OtherReadings> other_readings;  // GroupAgg::other_readings
+  // The per-op table: most of an analysis's memory, and what grows with the job's length
+  // (in a file where the analysis spills, load/mapped_array.h).
+  MappedArray<GroupAgg> groups;               // index = seq - first_seq
+  MappedArray<OtherReadings> other_readings;  // GroupAgg::other_readings
   // Reading k of group g's members' own compute.
   const GapStats& reading(const GroupAgg& g, int k) const {
     return k == 0 || g.other_readings < 0
@@ -213,7 +216,9 @@ struct CommLinkStats {
 
 class GroupTable {
  public:
-  explicit GroupTable(const TraceSet& set);
+  // `spill_dir`: where the per-op table may be kept in files (load/mapped_array.h; "":
+  // memory).
+  explicit GroupTable(const TraceSet& set, const std::string& spill_dir = {});
 
   // Adds one rank's ops (its rows from first_row on, load/window_rows.h) and its /pending
   // snapshot to the table; a rank whose ops fail validation adds nothing and returns the error.
@@ -245,6 +250,12 @@ class GroupTable {
   const OwnCompute& own_compute(const RankInfo& rank, std::span<const trace::OpRecord> rows,
                                 HeldOwnCompute& held) const;
 
+  // A pass over the ranks of `share` in order (every pass over the rows): once it is past a
+  // communicator's last member in `share`, passed(rank) pages its per-op table out
+  // (load/mapped_array.h), so that a pass holds in memory the tables of the communicators
+  // it is inside, not the whole table.  Nothing where the table is in memory.
+  void plan_page_out(std::span<const int64_t> share);
+  void passed(int64_t rank) const;
   const TraceSet& set() const { return set_; }
   const std::vector<CommGroups>& comms() const { return comms_; }
   const GroupAgg* group(int comm, uint64_t seq) const {
@@ -325,6 +336,10 @@ class GroupTable {
 
   const TraceSet& set_;
   std::vector<CommGroups> comms_;
+  // By rank: the communicators whose tables are paged out once a pass is past it.
+  std::vector<std::vector<int>> page_out_after_;
+  // Pages out the tables of communicators [first, last) (merges: parallel/process_group.h).
+  void page_out(size_t first, size_t last) const;
   std::vector<RankProgress> progress_;
   std::unordered_map<P2PKey, P2PHalf, P2PKeyHash> p2p_open_;
   std::map<std::pair<int64_t, int64_t>, P2PStats> p2p_pairs_;

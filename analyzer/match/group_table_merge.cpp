@@ -27,8 +27,8 @@ void GroupTable::save_partial(ByteWriter& w, size_t part, size_t parts) const {
     const CommGroups& cg = comms_[ci];
     w.put<uint64_t>(cg.collective_ops);
     w.put<uint64_t>(cg.p2p_ops);
-    w.put_vector(cg.groups);
-    w.put_vector(cg.other_readings);
+    w.put_vector(cg.groups.span());
+    w.put_vector(cg.other_readings.span());
   }
   if (part + 1 < parts) return;
   w.put<uint64_t>(records_);
@@ -121,6 +121,7 @@ void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
     for (size_t i = 0; i < groups.size(); ++i)
       merge_group(static_cast<int>(ci), cg.first_seq + i, cg.groups[i], groups[i], other);
   }
+  page_out(first, last);  // a slice is merged whole, one process's part after another
   if (part + 1 < parts) return;
   records_ += r.get<uint64_t>();
   for (auto n = r.get<uint64_t>(); n > 0; --n) {
@@ -174,8 +175,8 @@ void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
 void GroupTable::save_gaps(ByteWriter& w, size_t part, size_t parts) const {
   const auto [first, last] = comm_slice(comms_.size(), part, parts);
   for (size_t ci = first; ci < last; ++ci) {
-    w.put_vector(comms_[ci].groups);
-    w.put_vector(comms_[ci].other_readings);
+    w.put_vector(comms_[ci].groups.span());
+    w.put_vector(comms_[ci].other_readings.span());
   }
 }
 
@@ -188,6 +189,7 @@ void GroupTable::merge_gaps(ByteReader& r, size_t part, size_t parts) {
     for (size_t i = 0; i < groups.size() && i < cg.groups.size(); ++i)
       merge_gaps(cg, cg.groups[i], groups[i], other);
   }
+  page_out(first, last);
 }
 
 }  // namespace ringside::analysis

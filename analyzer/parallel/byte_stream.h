@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,9 +26,13 @@ class ByteWriter {
     buf_.append(reinterpret_cast<const char*>(&v), sizeof(T));
   }
   template <PlainBytes T>
-  void put_vector(const std::vector<T>& v) {
+  void put_vector(std::span<const T> v) {
     put<uint64_t>(v.size());
     buf_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  template <PlainBytes T>
+  void put_vector(const std::vector<T>& v) {
+    put_vector(std::span<const T>(v));
   }
   void put_string(const std::string& s) {
     put<uint64_t>(s.size());
