@@ -72,11 +72,12 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
       ->check(window_ops_check())
       ->capture_default_str();
   cmd->add_option("--spill-dir", args->options.spill_dir,
-                  "where the first pass keeps each rank's rows for the later ones, in an "
-                  "unlinked temporary file (about 30 bytes per op)")
+                  "where the first pass keeps each rank's rows for the later ones (about 30 "
+                  "bytes per op) and the analysis its per-op table, in unlinked temporary files")
       ->capture_default_str();
   cmd->add_flag("--no-spill", args->no_spill,
-                "keep no rows between passes: every pass reads the traces again");
+                "keep nothing on disk: every pass reads the traces again, and the per-op "
+                "table is in memory");
   Thresholds& th = args->options.thresholds;
   cmd->add_option("--min-cost", th.min_cost_fraction,
                   "smallest slowdown reported, as a fraction of the job time")
