@@ -55,7 +55,7 @@ class MappedBytes {
   size_t capacity() const { return bytes_; }
   bool in_file() const { return in_file_; }
 
-  // Arrays up to this size stay anonymous memory: a communicator with few ops costs no
+  // Arrays up to this size stay in the heap: a communicator with few ops costs no
   // file, and a small job's analysis no file at all.
   static constexpr size_t kInMemoryBytes = 16 * 1024;
 
