@@ -251,9 +251,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   run_pass(
       set, group, share, reading, options, progress, "measuring lateness", 1,
       [&](const RankInfo& ri, Rows rows, size_t) {
-        Status s = measured->add_rank(ri, rows, held_of(ri));
-        matched->passed(ri.rank);
-        return s;
+        return measured->add_rank(ri, rows, held_of(ri));
       },
       [&](ByteWriter& w, size_t, size_t) { measured->save_partial(w, share); },
       [&](ByteReader& r, size_t, size_t, bool fresh) {

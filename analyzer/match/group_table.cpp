@@ -84,7 +84,8 @@ const RankCommProgress* RankProgress::find(int comm) const {
   return nullptr;
 }
 
-GroupTable::GroupTable(const TraceSet& set, const std::string& spill_dir) : set_(set) {
+GroupTable::GroupTable(const TraceSet& set, const std::string& spill_dir)
+    : set_(set), spills_(!spill_dir.empty()) {
   comms_.resize(set.comms.size());
   for (CommGroups& cg : comms_) {
     cg.groups.spill_to(spill_dir);
@@ -96,7 +97,9 @@ GroupTable::GroupTable(const TraceSet& set, const std::string& spill_dir) : set_
 }
 
 void GroupTable::plan_page_out(std::span<const int64_t> share) {
-  page_out_after_.assign(set_.ranks.size(), {});
+  page_out_after_.clear();
+  if (!spills_) return;
+  page_out_after_.resize(set_.ranks.size());
   std::vector<int64_t> order(set_.ranks.size(), -1);  // place in share, by rank
   for (size_t i = 0; i < share.size(); ++i) {
     const auto r = static_cast<size_t>(share[i]);

@@ -250,10 +250,13 @@ class GroupTable {
   const OwnCompute& own_compute(const RankInfo& rank, std::span<const trace::OpRecord> rows,
                                 HeldOwnCompute& held) const;
 
-  // A pass over the ranks of `share` in order (every pass over the rows): once it is past a
-  // communicator's last member in `share`, passed(rank) pages its per-op table out
-  // (load/mapped_array.h), so that a pass holds in memory the tables of the communicators
-  // it is inside, not the whole table.  Nothing where the table is in memory.
+  // A pass that writes the table (matching, compute attribution) goes over the ranks of
+  // `share` in order: once it is past a communicator's last member in `share`,
+  // passed(rank) pages its per-op table out (load/mapped_array.h), written back and
+  // dropped, so that such a pass holds the tables of the communicators it is inside, not
+  // the whole table, and leaves none of it unwritten (pages a memory limit could not drop).
+  // A pass that only reads leaves clean pages, which a limit drops unaided.  Nothing where
+  // the table is in memory.
   void plan_page_out(std::span<const int64_t> share);
   void passed(int64_t rank) const;
   const TraceSet& set() const { return set_; }
@@ -336,6 +339,7 @@ class GroupTable {
 
   const TraceSet& set_;
   std::vector<CommGroups> comms_;
+  bool spills_ = false;  // the table may be in files (a spill directory was given)
   // By rank: the communicators whose tables are paged out once a pass is past it.
   std::vector<std::vector<int>> page_out_after_;
   // Pages out the tables of communicators [first, last) (merges: parallel/process_group.h).

@@ -121,7 +121,7 @@ void GroupTable::merge_partial(ByteReader& r, size_t part, size_t parts) {
     for (size_t i = 0; i < groups.size(); ++i)
       merge_group(static_cast<int>(ci), cg.first_seq + i, cg.groups[i], groups[i], other);
   }
-  page_out(first, last);  // a slice is merged whole, one process's part after another
+  if (spills_) page_out(first, last);  // a slice is merged whole, one part after another
   if (part + 1 < parts) return;
   records_ += r.get<uint64_t>();
   for (auto n = r.get<uint64_t>(); n > 0; --n) {
@@ -189,7 +189,7 @@ void GroupTable::merge_gaps(ByteReader& r, size_t part, size_t parts) {
     for (size_t i = 0; i < groups.size() && i < cg.groups.size(); ++i)
       merge_gaps(cg, cg.groups[i], groups[i], other);
   }
-  page_out(first, last);
+  if (spills_) page_out(first, last);
 }
 
 }  // namespace ringside::analysis
