@@ -66,8 +66,12 @@ Status scan_rows_before(const TraceSet& set, const RankInfo& ri, uint64_t end, R
 }  // namespace
 
 P2PChannelId channel_of(const trace::OpRecord& op, int32_t me) {
-  const bool send = static_cast<trace::OpKind>(op.op) == trace::OpKind::kSend;
-  return {op.comm_id, send ? me : op.peer, send ? op.peer : me};
+  return channel_of(op.comm_id, static_cast<trace::OpKind>(op.op) == trace::OpKind::kSend, op.peer,
+                    me);
+}
+
+P2PChannelId channel_of(uint64_t comm_id, bool send, int32_t peer, int32_t me) {
+  return {comm_id, send ? me : peer, send ? peer : me};
 }
 
 bool OpWindow::keep(const trace::OpRecord& op, int32_t me) const {
@@ -86,8 +90,12 @@ void WindowFirsts::note(const trace::OpRecord& op, int32_t me) {
   if (!is_p2p(op)) {
     note_seq(op.comm_id, op.seq);
   } else if (me >= 0) {
-    keep_lowest(peer_seq, channel_of(op, me), op.peer_seq);
+    note_peer_seq(channel_of(op, me), op.peer_seq);
   }
+}
+
+void WindowFirsts::note_peer_seq(const P2PChannelId& ch, uint32_t s) {
+  keep_lowest(peer_seq, ch, s);
 }
 
 void build_op_window(TraceSet& set, uint64_t ops_per_rank, const std::vector<WindowFirsts>& firsts,

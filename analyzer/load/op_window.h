@@ -43,6 +43,8 @@ struct P2PChannelIdHash {
 };
 // The channel a send/recv of comm rank `me` belongs to.
 P2PChannelId channel_of(const trace::OpRecord& op, int32_t me);
+// Likewise, for a send (else a receive) to or from `peer` in communicator `comm_id`.
+P2PChannelId channel_of(uint64_t comm_id, bool send, int32_t peer, int32_t me);
 
 // Where each communicator's and channel's analyzed ops begin.
 struct OpWindow {
@@ -81,6 +83,8 @@ struct WindowFirsts {
   void note(const trace::OpRecord& op, int32_t me);
   // A collective of communicator `comm_id` with sequence number `s`.
   void note_seq(uint64_t comm_id, uint64_t s);
+  // A send/recv of channel `ch` with per-peer sequence number `s`.
+  void note_peer_seq(const P2PChannelId& ch, uint32_t s);
 };
 
 // Sets the window's cuts from every rank's first_row and `firsts` (indexed by

@@ -206,8 +206,12 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
         !s.ok()) {
       fail(s);
     } else {
-      note_window_rows(options.row_cache->rows(entry.path), 0, options.clock_sample_window, window,
-                       me_in, f.clock_samples, f.firsts);
+      // The clock samples of the window's first rows; the lowest sequence numbers are
+      // kept by the cache as its rows come and go (load/sliding_lowest.h).
+      const auto rows = options.row_cache->rows(entry.path);
+      note_window_rows(rows.first(std::min(rows.size(), options.clock_sample_window)), 0,
+                       options.clock_sample_window, false, me_in, f.clock_samples, f.firsts);
+      options.row_cache->note_firsts(entry.path, me_in, f.firsts);
     }
   } else if (Status s = read_window_start(reader, f, options.clock_sample_window, window, me_in,
                                           f.clock_samples, f.firsts);

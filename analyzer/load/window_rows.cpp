@@ -47,6 +47,7 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
       h.skip = 0;
     }
     h.first = first;
+    h.lowest.drop_before(first);
     // Past an invalid row that left, the rows after it were never checked.
     h.valid = h.valid >= dropped ? h.valid - dropped : 0;
   }
@@ -56,6 +57,8 @@ Status WindowRowCache::update(const std::string& path, const trace::TraceReader&
     return s;
   }
   rows_read_ += h.rows.size() - before;
+  h.lowest.append(h.first + (before - h.skip),
+                  std::span<const trace::OpRecord>(h.rows).subspan(before));
   while (h.valid < h.held() && trace::validate_op(h.rows[h.skip + h.valid]).ok()) ++h.valid;
   return {};
 }
@@ -70,6 +73,13 @@ std::span<const trace::OpRecord> WindowRowCache::rows(const std::string& path) c
 size_t WindowRowCache::valid_rows(const std::string& path) const {
   auto it = files_.find(path);
   return it == files_.end() ? 0 : it->second.valid;
+}
+
+void WindowRowCache::note_firsts(const std::string& path,
+                                 const std::unordered_map<uint64_t, int32_t>& me_in,
+                                 WindowFirsts& firsts) const {
+  auto it = files_.find(path);
+  if (it != files_.end()) it->second.lowest.note(me_in, firsts);
 }
 
 uint64_t WindowRowCache::rows_held() const {

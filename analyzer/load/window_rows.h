@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "load/file_identity.h"
+#include "load/sliding_lowest.h"
 #include "ringside/status.h"
 #include "ringside/trace_reader.h"
 #include "ringside/trace_schema.h"
@@ -37,6 +38,11 @@ class WindowRowCache {
   // How many of those, from the first, pass trace::validate_op: each row is checked once,
   // when it is read, not again at every poll that analyzes it.
   size_t valid_rows(const std::string& path) const;
+  // Notes in `firsts` the lowest sequence numbers among the rows held for `path`, as
+  // WindowFirsts::note would for each (load/sliding_lowest.h: kept as rows come and go,
+  // not scanned).  `me_in`: the rank's comm rank by comm id.
+  void note_firsts(const std::string& path, const std::unordered_map<uint64_t, int32_t>& me_in,
+                   WindowFirsts& firsts) const;
   void forget(const std::string& path) { files_.erase(path); }
 
   size_t files() const { return files_.size(); }
@@ -52,6 +58,7 @@ class WindowRowCache {
     std::vector<trace::OpRecord> rows;
     size_t skip = 0;
     size_t valid = 0;  // held rows [0, valid) pass trace::validate_op; held row `valid` does not
+    SlidingLowest lowest;  // of the held rows
     size_t held() const { return rows.size() - skip; }
   };
   std::unordered_map<std::string, Held> files_;
