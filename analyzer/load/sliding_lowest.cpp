@@ -10,14 +10,21 @@ void SlidingLowest::push(Queue& q, uint64_t row, uint64_t value) {
 }
 
 void SlidingLowest::append(uint64_t first, std::span<const trace::OpRecord> rows) {
+  // Collectives of one communicator come in runs: its queue is looked up once a run.
+  Queue* run = nullptr;
+  uint64_t run_comm = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const trace::OpRecord& op = rows[i];
     const auto kind = static_cast<trace::OpKind>(op.op);
     if (trace::is_p2p(kind)) {
       push(p2p_[{op.comm_id, kind == trace::OpKind::kSend, op.peer}], first + i, op.peer_seq);
-    } else {
-      push(collectives_[op.comm_id], first + i, op.seq);
+      continue;
     }
+    if (run == nullptr || run_comm != op.comm_id) {
+      run = &collectives_[op.comm_id];  // elements of an unordered_map stay where they are
+      run_comm = op.comm_id;
+    }
+    push(*run, first + i, op.seq);
   }
 }
 
