@@ -40,11 +40,6 @@ void SlidingLowest::drop_before(uint64_t first) {
   drop(p2p_);
 }
 
-void SlidingLowest::clear() {
-  collectives_.clear();
-  p2p_.clear();
-}
-
 void SlidingLowest::note(const std::unordered_map<uint64_t, int32_t>& me_in,
                          WindowFirsts& firsts) const {
   for (const auto& [comm_id, q] : collectives_) firsts.note_seq(comm_id, q.front().value);

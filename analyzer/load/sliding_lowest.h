@@ -32,7 +32,6 @@ class SlidingLowest {
   void append(uint64_t first, std::span<const trace::OpRecord> rows);
   // Rows before `first` left the window.
   void drop_before(uint64_t first);
-  void clear();
   // Notes the lowest numbers in `firsts` as WindowFirsts::note would for each row:
   // `me_in`, the rank's comm rank by comm id (send/recv of a communicator without one
   // is not noted).
