@@ -43,6 +43,12 @@ class Table {
     if (!dataset_.valid()) {
       return Status::error(h5::failure(std::string("creating dataset ") + spec_->name, path));
     }
+    // Every filter is skipped for an unfiltered chunk.
+    const int filters = H5Pget_nfilters(dcpl.get());
+    if (filters < 1) return Status::error(h5::failure("setting up compression", path));
+    skip_filters_ = (1u << filters) - 1;
+    file_record_size_ = H5Tget_size(file_type.get());
+    file_type_ = std::move(file_type);
     return {};
   }
 
@@ -72,6 +78,52 @@ class Table {
     return {};
   }
 
+  // Writes the chunk that starts at row `start` (a multiple of the chunk size, below the
+  // extent) from its first `count` records, the rest zero (the fill value), through no
+  // filter (its filter mask says so): a chunk written at every flush while it fills.  A
+  // reader then copies it instead of decompressing it whole at each read (the writer
+  // rewrites it, so a reader's chunk cache never holds it), and the writer neither reads
+  // it back nor compresses it again.  Unchanged in size, it is written where it was, so
+  // the rows an earlier flush announced are rewritten with the same bytes: a reader that
+  // reads it meanwhile, or a writer killed in the middle of the write, leaves them as
+  // they were.  Nor is it checksummed, as such a read or write would make a checksum
+  // fail for rows that are sound; the rows are checked when read (trace_validate.h).
+  Status write_unfiltered(uint64_t start, size_t count, const void* records,
+                          const std::string& path) {
+    const size_t memory_size = spec_->record_size;
+    const size_t bytes = chunk_records_ * file_record_size_;
+    raw_.assign(std::max(bytes, count * memory_size), std::byte{0});
+    background_.assign(count * std::max(memory_size, file_record_size_), std::byte{0});
+    std::memcpy(raw_.data(), records, count * memory_size);
+    if (count > 0 && H5Tconvert(memory_type_.get(), file_type_.get(), count, raw_.data(),
+                                background_.data(), H5P_DEFAULT) < 0) {
+      return Status::error(h5::failure(std::string("packing records of ") + spec_->name, path));
+    }
+    // Converted in place: what lies past the packed records is left of the unpacked ones.
+    std::fill(raw_.begin() + static_cast<ptrdiff_t>(count * file_record_size_), raw_.end(),
+              std::byte{0});
+    hsize_t offset[1] = {start};
+    if (H5Dwrite_chunk(dataset_.get(), H5P_DEFAULT, skip_filters_, offset, bytes, raw_.data()) <
+        0) {
+      return Status::error(h5::failure(std::string("writing dataset ") + spec_->name, path));
+    }
+    forget_chunk(start);
+    dirty_ = true;
+    return {};
+  }
+
+  // HDF5 (1.10 and on) remembers the last chunk it looked up, and H5Dwrite_chunk leaves it
+  // remembered with the filters it had before the write: a write into it, or a read of it
+  // by this process (a reader of the same file shares what the library holds of it),
+  // would then undo filters that were skipped.  Looking up the chunk after it (not yet
+  // written, so neither in the chunk cache, which would answer instead, nor in the file)
+  // makes the library remember that one instead, and ask the file for this one next time.
+  void forget_chunk(uint64_t start) {
+    hsize_t after[1] = {start + chunk_records_};
+    hsize_t bytes = 0;
+    H5Dget_chunk_storage_size(dataset_.get(), after, &bytes);
+  }
+
   // Makes what was written since the last flush visible, if anything was.
   Status flush(const std::string& path) {
     if (!dirty_) return {};
@@ -92,12 +144,19 @@ class Table {
   size_t chunk_records_;
   h5::Handle memory_type_;
   h5::TransferBuffers transfer_;  // one chunk's worth: a write converts at most that at once
+  h5::Handle file_type_;
+  size_t file_record_size_ = 0;
+  unsigned skip_filters_ = 0;                // filter mask of an unfiltered chunk
+  std::vector<std::byte> raw_, background_;  // write_unfiltered's chunk and conversion buffer
   h5::Handle dataset_;
   uint64_t extent_ = 0;
   bool dirty_ = false;  // written since the last flush
 };
 
-// An appendable table with an in-memory buffer of at most one chunk.
+// An appendable table that holds its last chunk's rows in memory until the chunk is
+// full, and then writes it whole (compressed).  A flush writes the rows held so far,
+// as an unfiltered chunk (Table::write_unfiltered) when that pays, and seal()
+// compresses that chunk once no more rows will come.
 class AppendBuffer {
  public:
   AppendBuffer(const DatasetSpec& spec, size_t chunk_records) : table_(spec, chunk_records) {
@@ -119,38 +178,89 @@ class AppendBuffer {
       bytes += take * size;
       count -= take;
       if (buffered() == table_.chunk_records()) {
-        if (Status s = write_out(path); !s.ok()) return s;
+        if (Status s = write_compressed(path); !s.ok()) return s;
+        chunk_start_ += table_.chunk_records();
+        buffer_.clear();
+        flushed_ = 0;
+        unfiltered_ = false;
+        writes_ = 0;
       }
     }
     return {};
   }
 
-  // Writes what is buffered (a partial chunk) and flushes the dataset, unless
-  // nothing was written since the last flush.
+  // Writes the rows appended since the last flush and flushes the dataset, unless
+  // nothing was written since.  The last chunk, partly filled, is written unfiltered
+  // from the first flush at which that pays (unfiltered_pays) until it is full or
+  // seal() is called, else compressed.
   Status flush(const std::string& path) {
-    if (Status s = write_out(path); !s.ok()) return s;
+    if (buffered() > flushed_) {
+      if (Status s = table_.extend(rows(), path); !s.ok()) return s;
+      unfiltered_ = !sealed_ && (unfiltered_ || unfiltered_pays(rows() - rows_at_flush_));
+      ++writes_;
+      Status s = unfiltered_
+                     ? table_.write_unfiltered(chunk_start_, buffered(), buffer_.data(), path)
+                     : table_.write(chunk_start_, buffered(), buffer_.data(), path);
+      if (!s.ok()) return s;
+      flushed_ = buffered();
+    }
+    rows_at_flush_ = rows();
     return table_.flush(path);
+  }
+
+  // No more rows but those of one last flush: the partial last chunk is written
+  // compressed from now on, and rewritten so if it was flushed unfiltered.
+  Status seal(const std::string& path) {
+    if (sealed_) return {};
+    sealed_ = true;
+    if (!unfiltered_) return {};
+    unfiltered_ = false;
+    flushed_ = 0;
+    return flush(path);
   }
 
   void release() { table_.release(); }
   // Rows once what is buffered is written.
-  uint64_t rows() const { return table_.extent() + buffered(); }
+  uint64_t rows() const { return chunk_start_ + buffered(); }
 
  private:
   size_t buffered() const { return buffer_.size() / table_.record_size(); }
 
-  Status write_out(const std::string& path) {
-    const size_t n = buffered();
-    if (n == 0) return {};
-    const uint64_t start = table_.extent();
-    if (Status s = table_.extend(start + n, path); !s.ok()) return s;
-    if (Status s = table_.write(start, n, buffer_.data(), path); !s.ok()) return s;
-    buffer_.clear();
-    return {};
+  // Under SWMR the writer never reuses the space a chunk leaves when it moves, and each
+  // way of flushing a partial chunk leaves some: compressed, it changes size and moves at
+  // every flush that adds to it, leaving the copy before; unfiltered, it stays where it
+  // is, and its whole uncompressed size is left once it is full and written compressed,
+  // or sealed at close.  So it is flushed unfiltered when the chunk will take many more
+  // flushes to fill: when the compressed copies it would otherwise leave (one per flush
+  // at the rate of `fresh` rows a flush, each half the chunk on average, rows compressing
+  // about kCompression-fold) come to more than the one unfiltered chunk; and only once
+  // flushes have added to it a few times, as a table that gains rows now and then (a
+  // writer that flushes once, /events) never fills it and had better leave nothing whole.
+  // The probe's /ops at a few ops a second and its /stats (a row a flush): unfiltered; a
+  // table that gains many rows a flush: compressed, as a reader decompresses them anyway.
+  bool unfiltered_pays(uint64_t fresh) const {
+    constexpr double kCompression = 8;
+    constexpr int kWritesBefore = 3;
+    if (writes_ < kWritesBefore) return false;
+    const auto n = static_cast<double>(table_.chunk_records());
+    const auto held = static_cast<double>(buffered());
+    const double flushes_to_fill = (n - held) / static_cast<double>(std::max<uint64_t>(fresh, 1));
+    return flushes_to_fill * (held + n) / 2 / kCompression > n;
+  }
+
+  Status write_compressed(const std::string& path) {
+    if (Status s = table_.extend(rows(), path); !s.ok()) return s;
+    return table_.write(chunk_start_, buffered(), buffer_.data(), path);
   }
 
   Table table_;
-  std::vector<std::byte> buffer_;
+  std::vector<std::byte> buffer_;  // rows from chunk_start_ on
+  uint64_t chunk_start_ = 0;       // first row of the last chunk
+  size_t flushed_ = 0;             // of buffer_'s rows, those the file holds
+  uint64_t rows_at_flush_ = 0;     // rows() at the last flush
+  int writes_ = 0;                 // flushes that wrote the last chunk
+  bool unfiltered_ = false;        // the file holds the last chunk unfiltered
+  bool sealed_ = false;
 };
 
 // /pending: a reader needs only the last complete flush's snapshot, so each
@@ -433,6 +543,14 @@ Status TraceWriter::close() {
   // Every flush writes out what is buffered, so only rows appended since the last one
   // are left to write.
   Status result = impl_->broken;
+  // The partial last chunks, flushed unfiltered while rows could still come, are
+  // compressed now that none will but the /stats row below.
+  for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
+                            &impl_->links, &impl_->progress, &impl_->stats}) {
+    if (!result.ok()) break;
+    h5::QuietErrors quiet;
+    result = impl_->guard(buf->seal(impl_->path));
+  }
   if (result.ok() && impl_->appended_since_flush) {
     // Rows appended since the last flush get a /stats row of their own, which repeats
     // that flush's (its number and /pending snapshot included) with the tables' new

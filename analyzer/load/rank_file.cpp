@@ -161,7 +161,7 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
   } else {
     fail(e.status());
   }
-  // /stats, /pending, /gpu_samples, /progress: with a cache, only what is new.
+  // /stats, /pending, /gpu_samples: with a cache, only what is new.
   RankTables whole;
   whole.with_series = true;
   const RankTables* tables = &whole;
@@ -181,7 +181,6 @@ RankFile read_rank_file(const trace::TraceDirEntry& entry, int64_t world_size,
     f.pending = tables->pending;
     f.gpu = tables->gpu.summary();
     f.gpu.series = std::move(whole.series);
-    f.progress = tables->progress;
   }
   if (options.tables_cache != nullptr) {
     auto held = options.tables_cache->update_links(reader, world_size);

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -51,7 +50,6 @@ struct RankFile {
   int64_t probe_cpu_ns = 0;
   std::vector<trace::OpRecord> pending;
   GpuSummary gpu;
-  std::map<uint64_t, trace::ProgressRecord> progress;
   std::vector<trace::LinkRecord> links;
   std::vector<ClockSample> clock_samples;
   WindowFirsts firsts;

@@ -62,21 +62,6 @@ Status read_samples(const trace::TraceReader& reader, RankTables& t) {
   return {};
 }
 
-Status read_progress(const trace::TraceReader& reader, RankTables& t) {
-  t.has_progress = reader.has_progress();
-  if (!t.has_progress) return {};
-  auto rows = reader.progress(t.progress_rows);
-  if (!rows.ok()) return rows.status();
-  for (const trace::ProgressRecord& row : rows.value()) {
-    if (row.flush_index == 0) break;  // not written yet
-    if (Status v = trace::validate_progress(row); !v.ok())
-      return Status::error(reader.path() + ": " + v.message() + " (corrupt file)");
-    t.progress[row.comm_id] = row;
-    ++t.progress_rows;
-  }
-  return {};
-}
-
 }  // namespace
 
 Status update_rank_tables(const trace::TraceReader& reader, RankTables& t) {
@@ -86,8 +71,7 @@ Status update_rank_tables(const trace::TraceReader& reader, RankTables& t) {
   if (t.last_flush.flush_index != flush_before || t.stats_rows == 0) {
     if (Status s = read_pending(reader, t.last_flush, t); !s.ok()) return s;
   }
-  if (Status s = read_samples(reader, t); !s.ok()) return s;
-  return read_progress(reader, t);
+  return read_samples(reader, t);
 }
 
 Status update_comm_rows(const trace::TraceReader& reader, int64_t world_size,

@@ -1,7 +1,8 @@
 // A rank file's small append-only tables reduced to what the analysis needs:
 // /stats (last flush, run-queue delay, drops), the /pending snapshot of the last
-// flush, /gpu_samples (load/gpu_summary.h) and /progress (the newest row per
-// communicator); and its /comms and /links rows.  `ringside analyze` reads them whole;
+// flush and /gpu_samples (load/gpu_summary.h); and its /comms and /links rows.
+// /progress is not read: what it says of each communicator is in /ops and /pending,
+// which the analysis reads anyway.  `ringside analyze` reads them whole;
 // `ringside watch` keeps them between polls (RankTablesCache) and reads only the
 // rows appended since its last poll, and the /pending snapshot only when a new
 // flush completed: samples grow by an hour's worth per hour of job, and were read
@@ -13,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -36,16 +36,13 @@ struct RankTables {
   trace::StatsRecord last_flush{};       // the last /stats row with a flush_index (0: none)
   std::vector<trace::OpRecord> pending;  // its /pending snapshot
   GpuSummaryBuilder gpu;
-  // Newest /progress row per communicator; empty for files without the table.
-  std::map<uint64_t, trace::ProgressRecord> progress;
-  bool has_progress = false;
   // Set before the first update to also keep the samples' series (GpuSummary::series):
   // for a caller that reads the tables whole, once.
   bool with_series = false;
   std::vector<GpuPoint> series;
 
   // Rows of each table read so far.
-  uint64_t stats_rows = 0, sample_rows = 0, progress_rows = 0;
+  uint64_t stats_rows = 0, sample_rows = 0;
 };
 
 // Reads the rows of `reader`'s tables past those `t` has seen, checking each.

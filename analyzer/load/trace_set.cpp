@@ -174,7 +174,6 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     ri.probe_cpu_ns = f.probe_cpu_ns;
     ri.pending = std::move(f.pending);
     ri.gpu = std::move(f.gpu);
-    ri.progress = std::move(f.progress);
     ri.links = std::move(f.links);
     ri.clock_samples = std::move(f.clock_samples);
     firsts[static_cast<size_t>(f.rank)] = std::move(f.firsts);

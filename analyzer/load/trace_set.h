@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -57,9 +56,6 @@ struct RankInfo {
   std::vector<std::pair<int64_t, int64_t>> run_delay;
   // CPU time of the probe's own threads up to the last /stats row; 0: unknown.
   int64_t probe_cpu_ns = 0;
-  // Newest /progress row per communicator (load/rank_tables.h); empty for files
-  // written without the table.
-  std::map<uint64_t, trace::ProgressRecord> progress;
   bool shutdown = false;  // a clean end of tracing was recorded
   int64_t last_signal = 0;
   std::string read_error;  // set if part of the file could not be read

@@ -108,7 +108,7 @@ GpuSummary get_gpu(ByteReader& r) {
 }
 
 // A field added to RankFile must be exchanged too (put_rank_file, get_rank_file).
-static_assert(sizeof(RankFile) == 856, "RankFile changed: update put_rank_file and get_rank_file");
+static_assert(sizeof(RankFile) == 808, "RankFile changed: update put_rank_file and get_rank_file");
 
 void put_rank_file(ByteWriter& w, const RankFile& f) {
   w.put(f.rank);
@@ -140,7 +140,6 @@ void put_rank_file(ByteWriter& w, const RankFile& f) {
   w.put(f.probe_cpu_ns);
   w.put_vector(f.pending);
   put_gpu(w, f.gpu);
-  put_map<uint64_t, trace::ProgressRecord>(w, f.progress);
   w.put_vector(f.links);
   w.put_vector(f.clock_samples);
   put_map<uint64_t, uint64_t>(w, f.firsts.seq);
@@ -177,7 +176,6 @@ RankFile get_rank_file(ByteReader& r) {
   f.probe_cpu_ns = r.get<int64_t>();
   f.pending = r.get_vector<trace::OpRecord>();
   f.gpu = get_gpu(r);
-  get_map<uint64_t, trace::ProgressRecord>(r, f.progress);
   f.links = r.get_vector<trace::LinkRecord>();
   f.clock_samples = r.get_vector<ClockSample>();
   get_map<uint64_t, uint64_t>(r, f.firsts.seq);

@@ -22,18 +22,17 @@ namespace ringside::trace {
 struct WriterOptions {
   size_t chunk_records = 4096;  // records per HDF5 chunk (and in-memory buffer) of /ops
   // The same for the tables that grow by a few rows per flush (all but /ops; never
-  // more than chunk_records): each flush compresses their partial last chunks whole
-  // again, so a writer that flushes often wants these small.
+  // more than chunk_records): each flush writes their partial last chunks whole
+  // (unfiltered), so a writer that flushes often wants these small.
   size_t table_chunk_records = 256;
   int deflate_level = 4;  // 0 disables compression; shuffle is always on
 };
 
 // The options of a writer that flushes every second (the probe; `ringside synth`'s
 // growing files, which stand for it): /ops chunks of 512 records and 32 for the tables
-// that grow by a row or two per flush.  Every flush compresses each dataset's partial
-// last chunk whole again (and a reader that follows the file decompresses it whole):
-// measured with the trace writer alone at 100 ops per flush, 1.0 ms of CPU per flush
-// against 1.8 ms with 1024 and 256, and half the file size.
+// that grow by a row or two per flush.  Every flush writes each dataset's partial last
+// chunk whole: compressed, or (where it will take many flushes to fill) through no
+// filter and in place, until it is full or the file closes (docs/trace-format.md).
 WriterOptions flushing_writer_options();
 
 class TraceWriter {
