@@ -1,6 +1,7 @@
 #include "ringside/trace_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -200,7 +201,7 @@ class AppendBuffer {
       ++writes_;
       Status s = unfiltered_
                      ? table_.write_unfiltered(chunk_start_, buffered(), buffer_.data(), path)
-                     : table_.write(chunk_start_, buffered(), buffer_.data(), path);
+                     : write_compressed(path);
       if (!s.ok()) return s;
       flushed_ = buffered();
     }
@@ -373,6 +374,11 @@ struct TraceWriter::Impl {
     return std::min(o.chunk_records, o.table_chunk_records);
   }
 
+  // Every append-only table, in the order they are created.
+  std::array<AppendBuffer*, 7> appendable() {
+    return {&ops, &samples, &events, &comms, &stats, &links, &progress};
+  }
+
   Status guard(Status s) {
     if (!s.ok() && broken.ok()) broken = s;
     return s;
@@ -439,8 +445,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   if (m.gpu_name.rfind(kSimDevicePrefix, 0) == 0) m.simulated = 1;
   if (Status s = write_meta_attributes(impl->file.get(), m, path); !s.ok()) return s;
 
-  for (AppendBuffer* buf : {&impl->ops, &impl->samples, &impl->events, &impl->comms, &impl->stats,
-                            &impl->links, &impl->progress}) {
+  for (AppendBuffer* buf : impl->appendable()) {
     if (Status s = buf->create(impl->file.get(), path, options); !s.ok()) return s;
   }
   if (Status s = impl->pending.create(impl->file.get(), path, options); !s.ok()) return s;
@@ -545,8 +550,7 @@ Status TraceWriter::close() {
   Status result = impl_->broken;
   // The partial last chunks, flushed unfiltered while rows could still come, are
   // compressed now that none will but the /stats row below.
-  for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                            &impl_->links, &impl_->progress, &impl_->stats}) {
+  for (AppendBuffer* buf : impl_->appendable()) {
     if (!result.ok()) break;
     h5::QuietErrors quiet;
     result = impl_->guard(buf->seal(impl_->path));
@@ -565,10 +569,7 @@ Status TraceWriter::close() {
       result = write_stats_row(*impl_, last);
     }
   }
-  for (AppendBuffer* buf : {&impl_->ops, &impl_->samples, &impl_->events, &impl_->comms,
-                            &impl_->links, &impl_->progress, &impl_->stats}) {
-    buf->release();
-  }
+  for (AppendBuffer* buf : impl_->appendable()) buf->release();
   impl_->pending.release();
   impl_->closed = true;
   impl_->file.reset();

@@ -59,6 +59,13 @@ std::vector<OpRecord> ops(uint64_t first, size_t n) {
   return v;
 }
 
+// A writer of /ops chunks of 64 records.
+Result<std::unique_ptr<TraceWriter>> writer_of_64_op_chunks(const std::string& path) {
+  WriterOptions o;
+  o.chunk_records = 64;
+  return TraceWriter::create(path, testing::sample_meta("j", 0, 1), o);
+}
+
 // Appends ops [first, first + n), flushing after every `per_flush` of them.
 void append_flushing(TraceWriter& w, uint64_t first, size_t n, size_t per_flush) {
   for (size_t done = 0; done < n; done += per_flush) {
@@ -76,9 +83,7 @@ void expect_seqs(const std::vector<OpRecord>& got, size_t n) {
 TEST(PartialChunk, FlushedUnfilteredAndCheckedThenCompressedWhenFullOrClosed) {
   const std::string dir = make_temp_dir("partial");
   const std::string path = dir + "/t.h5";
-  WriterOptions o;
-  o.chunk_records = 64;
-  auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1), o);
+  auto w = writer_of_64_op_chunks(path);
   ASSERT_TRUE(w.ok()) << w.message();
   // Two ops a flush: a chunk takes 32 flushes to fill.
   append_flushing(*w.value(), 0, 100, 2);
@@ -112,9 +117,7 @@ TEST(PartialChunk, FlushedUnfilteredAndCheckedThenCompressedWhenFullOrClosed) {
 TEST(PartialChunk, RowsAFlushAnnouncedReadBackWhateverFollowsThem) {
   const std::string dir = make_temp_dir("partialtorn");
   const std::string path = dir + "/t.h5";
-  WriterOptions o;
-  o.chunk_records = 64;
-  auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1), o);
+  auto w = writer_of_64_op_chunks(path);
   ASSERT_TRUE(w.ok()) << w.message();
   append_flushing(*w.value(), 0, 100, 2);
   const ChunkInfo partial = ops_chunk(path, 64);
@@ -142,16 +145,14 @@ TEST(PartialChunk, RowsAFlushAnnouncedReadBackWhateverFollowsThem) {
 TEST(PartialChunk, ATableThatFillsItsChunkInAFewFlushesFlushesItCompressed) {
   const std::string dir = make_temp_dir("partialfast");
   const std::string path = dir + "/t.h5";
-  WriterOptions o;
-  o.chunk_records = 64;
-  auto w = TraceWriter::create(path, testing::sample_meta("j", 0, 1), o);
+  auto w = writer_of_64_op_chunks(path);
   ASSERT_TRUE(w.ok()) << w.message();
   append_flushing(*w.value(), 0, 100, 20);
   EXPECT_EQ(ops_chunk(path, 64).filter_mask, 0u);
   expect_seqs(ops_of(path), 100);
   // A single flush of everything (a writer that flushes once, at the end), likewise.
   const std::string once = dir + "/once.h5";
-  auto w1 = TraceWriter::create(once, testing::sample_meta("j", 0, 1), o);
+  auto w1 = writer_of_64_op_chunks(once);
   ASSERT_TRUE(w1.ok()) << w1.message();
   append_flushing(*w1.value(), 0, 100, 100);
   EXPECT_EQ(ops_chunk(once, 64).filter_mask, 0u);
