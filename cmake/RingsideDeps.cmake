@@ -45,6 +45,7 @@ find_package(Threads REQUIRED)
 # window rows and HDF5's per-read buffers; with jemalloc a poll of 1024 ranks takes
 # about a quarter less CPU and its process a quarter less memory than with the C
 # library's malloc, whose heap fragments over the polls (docs/analyzer.md, "Watch").
+# The watch also keeps the pages a poll frees for the next one (watch/freed_pages.h).
 # Linked into the analyzer's executables only: never into the probe, which runs
 # inside the job.
 find_library(RINGSIDE_JEMALLOC_LIBRARY NAMES jemalloc libjemalloc.so.2)

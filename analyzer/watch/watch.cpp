@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -20,12 +21,16 @@
 #include "ringside/trace_reader_cache.h"
 #include "ringside/count_text.h"
 #include "watch/finding_debounce.h"
+#include "watch/freed_pages.h"
 #include "watch/unchanged_traces.h"
 
 namespace ringside::analysis::watch {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long pages freed by a poll stay with the process at least, s.
+constexpr double kKeepFreedPagesS = 60;
 
 // ISO 8601 in UTC with milliseconds: event times are compared with fault times.
 std::string utc_now() {
@@ -232,6 +237,10 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   analyze.tables_cache = &rank_tables;
   UnchangedTraces unchanged;
   for (;;) {
+    // What a poll frees, the next one allocates again: kept over many polls, however long a
+    // poll takes on a loaded host (freed_pages.h).  Set at every poll: the allocator makes
+    // an arena for the largest blocks when the first is asked for, and purges it at once.
+    keep_freed_pages(std::max(kKeepFreedPagesS, 20 * o.poll_s));
     // No trace changed since the last analysis: its report is the one a new
     // analysis would give (unchanged_traces.h).
     const bool reused = unchanged.check(o.dir) && last.has_value();
