@@ -4,6 +4,10 @@
 run_scenario.py --bin-dir B --sim-lib-dir L --work-dir W --ranks 8 --nodes 2
                 [--cluster FILE] [--timeout 20] [--program P] --expect SPEC -- [program args]
 
+--timeout is the job's time limit (simrun's, like Slurm's): how a hung job ends.  A job
+expected to end by itself (any verdict but hung) that reaches it fails the scenario at
+once, naming the limit: its traces hold a job cut short, not the scenario.
+
 P: train_example (under `ringside run`), nccl_bench (its own --trace-dir) or
 nccl_bench_probe (nccl_bench under `ringside run`).
 
@@ -68,6 +72,11 @@ def main():
                 os.path.join(o.bin_dir, "train_example")] + o.args
     run = subprocess.run(cmd, env=env, capture_output=True, text=True)
     print("job exit %d" % run.returncode)
+    exp = dict(kv.split("=", 1) for kv in o.expect.split(";") if kv)
+    if exp.get("verdict") != "hung" and "time limit of" in run.stderr:
+        fail("the job did not end within its time limit of %s s (simrun stopped it): the host "
+             "was too slow or loaded for this scenario, whose traces now hold a job cut short; "
+             "job stderr: %s" % (o.timeout, run.stderr[-1500:]))
     report_path = os.path.join(o.work_dir, "report.json")
     ana = subprocess.run([os.path.join(o.bin_dir, "ringside"), "analyze", traces, "--json", report_path,
                           "--no-progress"], capture_output=True, text=True)
@@ -77,7 +86,6 @@ def main():
     report = json.load(open(report_path))
     if report.get("schema") != "ringside.report/1":
         fail("wrong schema %r" % report.get("schema"))
-    exp = dict(kv.split("=", 1) for kv in o.expect.split(";") if kv)
     if "verdict" in exp and report["verdict"] != exp["verdict"]:
         fail("verdict %s, expected %s" % (report["verdict"], exp["verdict"]), report)
     if "findings" in exp and len(report["findings"]) != int(exp["findings"]):

@@ -72,7 +72,7 @@ ringside_add_e2e_scenario(stall TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stall.j
   EXPECT "verdict=hung;kind=hang;subkind=gpu_stall;ranks=5;comm=world;seq=22")
 ringside_add_e2e_scenario(freeze TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/freeze.json
   EXPECT "verdict=hung;kind=hang;subkind=all_stuck;ranks=0,1,2,3,4,5,6,7;comm=world;seq=22")
-ringside_add_e2e_scenario(crash RANKS 8 NODES 2 CLUSTER ${_s}/crash.json
+ringside_add_e2e_scenario(crash TIMEOUT 25 RANKS 8 NODES 2 CLUSTER ${_s}/crash.json
   EXPECT "verdict=hung;kind=hang;subkind=dead_rank;ranks=6;comm=world;seq=22")
 ringside_add_e2e_scenario(desync TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=hung;kind=desync;ranks=2;comm=world;seq=16" ARGS --desync-rank 2 --desync-step 5)
@@ -103,10 +103,14 @@ ringside_add_e2e_scenario(imbalance_stage_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/
   ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance pipeline --heavy-factor 1.5 --steps 30)
 # A different rank each step with twice the work (a long sample) in a hybrid job: its
 # tensor-parallel peer waits at once, the other stage and replicas through it.  Seen
-# per op, since most ops of every communicator are quiet.
+# per op, since most ops of every communicator are quiet.  16 ranks on 2 cores wait for
+# a core about as long as 30 ms of extra work a step costs them (0.7-1.0 s against
+# 0.6 s in a 4 s job), and uneven compute no larger than that is not taken for
+# imbalance: the steps compute 120 ms, as a GPU would beside the sim's collectives,
+# which take the CPU (2 s against 0.9 s).
 ringside_add_e2e_scenario(imbalance_data_hybrid RANKS 16 NODES 4 CLUSTER ${_s}/healthy_4nodes.json
   EXPECT "verdict=degraded;kind=imbalance;subkind=data_dependent"
-  ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance data --heavy-factor 2)
+  ARGS --tp 2 --pp 2 --comm-init uniqueid --imbalance data --heavy-factor 2 --compute-ms 120)
 # A slow GPU pair inside a node: timed by the kernel channels of send/recv tasks
 # (alltoall too: NCCL runs it as send/recv), named exactly; healthy twins clean.
 ringside_add_e2e_scenario(slow_gpu_pair_bench_sendrecv RANKS 8 NODES 2 CLUSTER ${_s}/slow_gpu_pair.json
