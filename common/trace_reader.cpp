@@ -10,7 +10,6 @@
 
 #include "hdf5_util.h"
 #include "meta_attributes.h"
-#include "row_layout.h"
 #include "ringside/safe_text.h"
 #include "ringside/trace_validate.h"
 #include "trace_types.h"
@@ -26,9 +25,6 @@ struct OpenDataset {
   const DatasetSpec* spec = nullptr;
   h5::Handle dataset;
   h5::Handle memory_type;
-  // The file's own type of the rows, and how its rows become records (row_layout.h).
-  h5::Handle file_type;
-  RowLayout layout;
   // Rows at the last refresh (or when opened), no more than `announced`; for a synced
   // reader of a file without row counts in /stats (TraceReader::sync), `stale` says
   // that the writer has flushed since.
@@ -80,8 +76,6 @@ Status open_dataset(hid_t file, const char* name, const std::string& path, OpenD
   out.rows = dims[0];
   out.dataset = std::move(dataset);
   out.memory_type = h5::Handle(spec.make_memory_type());
-  out.layout = RowLayout(file_type.get(), out.memory_type.get(), spec.record_size);
-  out.file_type = std::move(file_type);
   return {};
 }
 
@@ -124,16 +118,13 @@ Status read_rows(const OpenDataset& ds, uint64_t first, size_t count, void* out,
   hsize_t start[1] = {first};
   hsize_t n[1] = {count};
   h5::Handle mem_space(H5Screate_simple(1, n, nullptr));
-  // In the file's own type the rows are copied, not converted (row_layout.h).
-  const bool raw = ds.layout.raw();
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr) < 0 ||
-      H5Dread(ds.dataset.get(), raw ? ds.file_type.get() : ds.memory_type.get(), mem_space.get(),
-              file_space.get(), raw ? H5P_DEFAULT : transfer.get(), out) < 0) {
+      H5Dread(ds.dataset.get(), ds.memory_type.get(), mem_space.get(), file_space.get(),
+              transfer.get(), out) < 0) {
     return Status::error(path + ": reading records " + std::to_string(first) + ".." +
                          std::to_string(first + count) + " of dataset '" + ds.spec->name +
                          "' failed (corrupt or truncated data): " + h5::last_error());
   }
-  if (raw) ds.layout.spread(out, count);
   return {};
 }
 
