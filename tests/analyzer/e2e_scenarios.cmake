@@ -8,7 +8,7 @@ function(ringside_add_e2e_scenario name)
   endif()
   # The job's time limit (simrun --timeout).  A hung job ends there, so hang scenarios
   # set a short one; a job that ends by itself gets room for a loaded host (a 16-rank
-  # alltoall took 18 s to 26 s), and run_scenario.py fails it, naming the limit, if it
+  # alltoall under the probe took 26 s to 40 s), and run_scenario.py fails it, naming the limit, if it
   # is cut short all the same.
   if(NOT E_TIMEOUT)
     set(E_TIMEOUT 150)
