@@ -140,11 +140,19 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     // Each communicator's lasting offset from the mean of the siblings it met, by comm index.
     std::vector<std::pair<double, uint64_t>> offset(set.comms.size(), {0.0, 0});
     uint64_t compared = 0, clean_ops = 0;
+    // The siblings of the ops whose readings agree, (comm index, own reading 0) each, op
+    // after op: what the spread below is measured over, kept rather than looked up again.
+    std::vector<std::pair<int, int64_t>> clean_siblings;
+    std::vector<size_t> clean_end;  // where each such op's siblings end
     for (uint64_t seq = first; seq < seqs; ++seq) {
       if (!compared_at(table, fam, seq, at, calls)) continue;
       ++compared;
       const bool clean = readings_agree(at, late_margin);
       clean_ops += clean;
+      if (clean) {
+        for (const Sibling& s : at) clean_siblings.emplace_back(s.comm, s.own[0]);
+        clean_end.push_back(clean_siblings.size());
+      }
       const double n = static_cast<double>(at.size());
       ComputeReadings sum{};
       for (const Sibling& s : at) {
@@ -209,13 +217,15 @@ SiblingLateness::SiblingLateness(const TraceSet& set, const GroupTable& table, d
     // varies), over the ops whose readings agree (they measure compute alone: around the
     // others, a slow link or an op on another stream changes what the gap holds, by op).
     std::vector<double> cvs, sds, v;
-    for (uint64_t seq = first; seq < seqs; ++seq) {
-      if (!compared_at(table, fam, seq, at, calls) || !readings_agree(at, late_margin)) continue;
+    size_t begin = 0;
+    for (const size_t end : clean_end) {
       v.clear();
-      for (const Sibling& s : at) {
-        const auto& [off, count] = offset[static_cast<size_t>(s.comm)];
-        v.push_back(static_cast<double>(s.own[0]) - off / static_cast<double>(count));
+      for (size_t j = begin; j < end; ++j) {
+        const auto& [comm, own] = clean_siblings[j];
+        const auto& [off, count] = offset[static_cast<size_t>(comm)];
+        v.push_back(static_cast<double>(own) - off / static_cast<double>(count));
       }
+      begin = end;
       const double n = static_cast<double>(v.size());
       double mean = 0, top = v.front();
       for (double x : v) {
