@@ -187,12 +187,12 @@ Status GroupTable::add_rank(const RankInfo& rank, std::span<const OpRecord> all,
   const OwnCompute& own = *kept.own;
   const std::vector<bool> mixed = mixed_groups(all);
   for (uint32_t i : own.order()) {
-    const ComputeReadings* before = own.before(i);
+    const std::optional<ComputeReadings> before = own.before(i);
     // A send/recv grouped with ops to other peers ends when its whole group does:
     // its time is not its link's.
     const bool shares_end = mixed[i] && trace::is_p2p(static_cast<OpKind>(all[i].op));
     add_op(rank, prog, all[i], comms.of(all[i].comm_id),
-           {.before = before,
+           {.before = before ? &*before : nullptr,
             .contended = own.contended(i) || shares_end,
             .started_another = own.started_another(i),
             .split = own.split(i),
@@ -375,7 +375,7 @@ Status GroupTable::add_gaps(const RankInfo& rank, std::span<const OpRecord> all,
   RankComms comms(set_, rank.rank);
   for (uint32_t i : own.order()) {
     const OpRecord& op = all[i];
-    const ComputeReadings* before = own.before(i);
+    const std::optional<ComputeReadings> before = own.before(i);
     if (!before || trace::is_p2p(static_cast<OpKind>(op.op))) continue;
     const int ci = comms.of(op.comm_id).index;
     if (ci < 0) continue;

@@ -70,16 +70,31 @@ OwnTimeline::OwnTimeline(std::vector<Interval> ops) {
   }
 }
 
+size_t OwnTimeline::begun_by(const Merged& m, int64_t t, size_t& hint) {
+  // A few steps on or back from the hint, else a binary search.
+  constexpr size_t kSteps = 8;
+  const std::vector<int64_t>& b = m.begin;
+  size_t at = std::min(hint, b.size());
+  if (at == 0 || b[at - 1] <= t) {
+    for (size_t k = 0; k < kSteps && at < b.size() && b[at] <= t; ++k) ++at;
+    if (at == b.size() || b[at] > t) return hint = at;
+  } else {
+    for (size_t k = 0; k < kSteps && at > 0 && b[at - 1] > t; ++k) --at;
+    if (at == 0 || b[at - 1] <= t) return hint = at;
+  }
+  return hint = static_cast<size_t>(std::upper_bound(b.begin(), b.end(), t) - b.begin());
+}
+
 int64_t OwnTimeline::covered(const Merged& m, int64_t from, int64_t to) {
   if (to <= from) return 0;
   // Covered time up to t: intervals are disjoint and sorted.
-  auto covered_to = [&](int64_t t) -> int64_t {
-    const auto it = std::upper_bound(m.begin.begin(), m.begin.end(), t);
-    if (it == m.begin.begin()) return 0;
-    const size_t i = static_cast<size_t>(it - m.begin.begin()) - 1;
+  auto covered_to = [&](int64_t t, size_t& hint) -> int64_t {
+    const size_t begun = begun_by(m, t, hint);
+    if (begun == 0) return 0;
+    const size_t i = begun - 1;
     return m.before[i] + std::min(t, m.end[i]) - m.begin[i];
   };
-  return covered_to(to) - covered_to(from);
+  return covered_to(to, m.to_hint) - covered_to(from, m.from_hint);
 }
 
 int64_t OwnTimeline::other_busy(uint64_t stream, int64_t from, int64_t to) const {
@@ -110,7 +125,8 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
   if (!std::is_sorted(order_.begin(), order_.end(), earlier))
     std::stable_sort(order_.begin(), order_.end(), earlier);
   // Default-initialized: not filled (kHasReadings tells the ops that have readings).
-  readings_.reset(new ComputeReadings[n]);
+  first_reading_.reset(new int64_t[n]);
+  other_at_.reset(new uint32_t[n]);
   flags_.assign(n, 0);
 
   // Ops during which the rank started an op on another stream did not hold it up.
@@ -261,8 +277,13 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
         flags_[i] |= kSplit | kSinceHeld;
       }
     }
-    readings_[i] = r;
+    first_reading_[i] = r[0];
     flags_[i] |= kHasReadings;
+    if (std::any_of(r.begin() + 1, r.end(), [&](int64_t v) { return v != r[0]; })) {
+      other_at_[i] = static_cast<uint32_t>(other_readings_.size());
+      std::copy(r.begin() + 1, r.end(), other_readings_.emplace_back().begin());
+      flags_[i] |= kReadingsDiffer;
+    }
   }
 }
 

@@ -34,6 +34,7 @@
 // one member is not judged on any (GroupAgg::gaps).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -77,8 +78,13 @@ class OwnTimeline {
     uint64_t stream;
     std::vector<int64_t> begin, end,
         before;  // merged intervals; `before`: covered time before each
+    // Where the last lookups of a `from` and a `to` ended: OwnCompute asks about times in
+    // order of arrival, mostly a few intervals on from the last ones.
+    mutable size_t from_hint = 0, to_hint = 0;
   };
   static int64_t covered(const Merged& m, int64_t from, int64_t to);
+  // How many intervals of `m` begin at or before `t`, searched from `hint` first.
+  static size_t begun_by(const Merged& m, int64_t t, size_t& hint);
   std::vector<Merged> by_stream_;
   Merged all_{};
 };
@@ -129,10 +135,18 @@ class OwnCompute {
 
   // Indices into `ops` in order of arrival (ops without an arrival last).
   const std::vector<uint32_t>& order() const { return order_; }
-  // Readings before ops[i]; none (null) for the first op on its stream or after an
-  // incomplete one.
-  const ComputeReadings* before(size_t i) const {
-    return (flags_[i] & kHasReadings) != 0 ? &readings_[i] : nullptr;
+  // Readings before ops[i]; none for the first op on its stream or after an incomplete one.
+  std::optional<ComputeReadings> before(size_t i) const {
+    if ((flags_[i] & kHasReadings) == 0) return std::nullopt;
+    ComputeReadings r;
+    r[0] = first_reading_[i];
+    if ((flags_[i] & kReadingsDiffer) != 0) {
+      const auto& other = other_readings_[other_at_[i]];
+      std::copy(other.begin(), other.end(), r.begin() + 1);
+    } else {
+      std::fill(r.begin() + 1, r.end(), r[0]);
+    }
+    return r;
   }
   // ops[i] was in flight while the rank ran ops on other streams.
   bool contended(size_t i) const { return (flags_[i] & kContended) != 0; }
@@ -155,13 +169,19 @@ class OwnCompute {
   bool since_held(size_t i) const { return (flags_[i] & kSinceHeld) != 0; }
 
  private:
-  static constexpr uint8_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
-                           kSplit = 16, kHasReadings = 32, kIssuedLate = 64, kSinceHeld = 128;
+  static constexpr uint16_t kContended = 1, kStartedAnother = 2, kAlongside = 4, kSeen = 8,
+                            kSplit = 16, kHasReadings = 32, kIssuedLate = 64, kSinceHeld = 128,
+                            kReadingsDiffer = 256;
   std::vector<uint32_t> order_;
-  // Set where flags_ has kHasReadings; the others are never written (nor read): the
-  // array is not filled, one of the costliest parts of building it for every op.
-  std::unique_ptr<ComputeReadings[]> readings_;
-  std::vector<uint8_t> flags_;
+  // Reading 0, set where flags_ has kHasReadings; where it also has kReadingsDiffer, the
+  // other readings are other_readings_[other_at_[i]], else they equal reading 0 (most ops:
+  // one stream's ops around them).  Neither array is filled: an entry is written only
+  // where it is set, and memory a rank's every op would write and read again is one of
+  // the costliest parts of building it.
+  std::unique_ptr<int64_t[]> first_reading_;
+  std::unique_ptr<uint32_t[]> other_at_;
+  std::vector<std::array<int64_t, kReadings - 1>> other_readings_;
+  std::vector<uint16_t> flags_;
 };
 
 // A rank's OwnCompute kept from one pass over its rows to a later pass of the same

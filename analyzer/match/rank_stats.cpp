@@ -67,8 +67,8 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
   int64_t prev_held_end = kNever;  // of ops that held the rank up
   RankComms comms(set, rank.rank);
-  auto visit = [&](const trace::OpRecord& op, const ComputeReadings* before, bool alongside,
-                   bool issued_late) {
+  auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
+                   bool alongside, bool issued_late) {
     const int ci = comms.of(op.comm_id).index;
     if (ci < 0) return;
     const OpTimes t = op_times(rank, op);
@@ -105,17 +105,22 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     // Own compute before the op against the other members' mean, per reading
     // (match/own_compute.h).  The op counts against the rank only when it is late
     // under every reading; its excess is the smallest one.
-    double excess = 0;
-    bool late = true;
-    for (int k = 0; k < kReadings; ++k) {
-      const double gap = static_cast<double>((*before)[k]);
-      const double others = (static_cast<double>(cg.reading(*g, k).sum) - gap) / (g->gaps - 1);
-      const double e = gap - others;
-      excess = k == 0 ? e : std::min(excess, e);
-      late = late && e > late_margin_ * others;
-    }
+    // Where the op's readings are one for every member (most ops: one stream's ops around
+    // them), every reading gives the same: reading 0 alone is measured.
+    const bool one_reading =
+        g->other_readings < 0 && std::all_of(before->begin() + 1, before->end(),
+                                             [&](int64_t x) { return x == (*before)[0]; });
     const double gap = static_cast<double>((*before)[0]);
     const double others = (static_cast<double>(g->gap.sum) - gap) / (g->gaps - 1);
+    double excess = gap - others;
+    bool late = excess > late_margin_ * others;
+    for (int k = 1; k < (one_reading ? 1 : kReadings); ++k) {
+      const double gap_k = static_cast<double>((*before)[k]);
+      const double others_k = (static_cast<double>(cg.reading(*g, k).sum) - gap_k) / (g->gaps - 1);
+      const double e = gap_k - others_k;
+      excess = std::min(excess, e);
+      late = late && e > late_margin_ * others_k;
+    }
     Lateness& l = rl.comm(ci);
     ++l.groups;
     l.gap_sum += gap;
