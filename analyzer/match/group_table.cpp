@@ -344,8 +344,7 @@ OtherReadings& CommGroups::separate_readings(GroupAgg& g) {
 
 void GroupTable::add_gap(CommGroups& cg, GroupAgg& g, const ComputeReadings& before, bool split,
                          bool since_held) {
-  if (g.other_readings >= 0 ||
-      std::any_of(before.begin() + 1, before.end(), [&](int64_t x) { return x != before[0]; })) {
+  if (g.other_readings >= 0 || readings_differ(before)) {
     OtherReadings& other = cg.separate_readings(g);
     for (size_t k = 1; k < before.size(); ++k) other[k - 1].add(before[k]);
   }

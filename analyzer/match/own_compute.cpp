@@ -279,7 +279,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     }
     first_reading_[i] = r[0];
     flags_[i] |= kHasReadings;
-    if (std::any_of(r.begin() + 1, r.end(), [&](int64_t v) { return v != r[0]; })) {
+    if (readings_differ(r)) {
       other_at_[i] = static_cast<uint32_t>(other_readings_.size());
       std::copy(r.begin() + 1, r.end(), other_readings_.emplace_back().begin());
       flags_[i] |= kReadingsDiffer;

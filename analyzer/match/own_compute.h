@@ -109,6 +109,11 @@ class OwnTimeline {
 // Reading 0 is the primary one.
 inline constexpr int kReadings = 4;
 using ComputeReadings = std::array<int64_t, kReadings>;
+// Whether some reading differs from reading 0 (most ops: one stream's ops around them,
+// where every reading is the same).
+inline bool readings_differ(const ComputeReadings& r) {
+  return std::any_of(r.begin() + 1, r.end(), [&](int64_t v) { return v != r[0]; });
+}
 // What other ranks showed about an op.
 enum class Alongside : uint8_t {
   kHeld,      // nothing, nor did any op of its communicator: it held the ranks up

@@ -107,9 +107,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     // under every reading; its excess is the smallest one.
     // Where the op's readings are one for every member (most ops: one stream's ops around
     // them), every reading gives the same: reading 0 alone is measured.
-    const bool one_reading =
-        g->other_readings < 0 && std::all_of(before->begin() + 1, before->end(),
-                                             [&](int64_t x) { return x == (*before)[0]; });
+    const bool one_reading = g->other_readings < 0 && !readings_differ(*before);
     const double gap = static_cast<double>((*before)[0]);
     const double others = (static_cast<double>(g->gap.sum) - gap) / (g->gaps - 1);
     double excess = gap - others;
