@@ -91,7 +91,7 @@ ringside_add_e2e_scenario(healthy_bench_threads RANKS 4 NODES 2 CLUSTER ${_s}/he
 ringside_add_e2e_scenario(healthy_hybrid_uniqueid RANKS 8 NODES 2 CLUSTER ${_s}/healthy.json
   EXPECT "verdict=healthy;findings=0;named=0" ARGS --tp 2 --pp 2 --comm-init uniqueid)
 ringside_add_e2e_scenario(stop_tp_uniqueid TIMEOUT 15 RANKS 8 NODES 2 CLUSTER ${_s}/stop_tp.json
-  EXPECT "verdict=hung;kind=hang;subkind=missing_rank;ranks=5" ARGS --tp 2 --pp 2 --comm-init uniqueid)
+  EXPECT "verdict=hung;findings=1;kind=hang;subkind=missing_rank;ranks=5" ARGS --tp 2 --pp 2 --comm-init uniqueid)
 # Four pipeline stages that place the same work differently around the same
 # collectives (stage 0 computes before its tensor-parallel all-reduce, the last one
 # has just waited in a receive): healthy.  And a heavier stage in a hybrid job with
