@@ -1155,9 +1155,7 @@ void detect_hangs(const Context& ctx, std::vector<Finding>& out, std::vector<std
     traced += ri.has_file;
     closed += ri.has_file && ri.shutdown;
   }
-  bool hang_found = false;
-  for (const auto& f : out) hang_found = hang_found || f.kind == "hang" || f.kind == "desync";
-  if (traced > 0 && closed == 0 && !hang_found && !ctx.th.live) {
+  if (traced > 0 && closed == 0 && !any_stopped_the_job(out) && !ctx.th.live) {
     Finding f;
     f.kind = "abnormal_end";
     f.subkind = "killed";

@@ -81,10 +81,7 @@ bool detect_heavy_stage(const Context& ctx, const std::vector<LateSet>& candidat
   // until it waited for another, some further into their step than others; in its first
   // steps, how far they got weighs as much as their work (a quarter of it, seen in a
   // hybrid job that hung in its third step).
-  const bool stopped_apart = std::any_of(out.begin(), out.end(), [](const Finding& f) {
-    return f.kind == "hang" || f.kind == "desync";
-  });
-  if (stopped_apart) return false;
+  if (any_stopped_the_job(out)) return false;
   // Time outside every op misses compute done while ops that run alongside were in
   // flight; time outside the others counts waiting for them (the optimizer waits for
   // the last bucket).  Both must single out the same ranks.

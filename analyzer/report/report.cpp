@@ -31,9 +31,9 @@ void rank_findings_and_set_verdict(Report& report) {
                      if (a.cost_s != b.cost_s) return a.cost_s > b.cost_s;
                      return a.severity > b.severity;
                    });
-  bool hung = false;
-  for (const auto& f : report.findings) hung = hung || f.kind == "hang" || f.kind == "desync";
-  report.verdict = hung ? "hung" : report.findings.empty() ? "healthy" : "degraded";
+  report.verdict = any_stopped_the_job(report.findings) ? "hung"
+                   : report.findings.empty()            ? "healthy"
+                                                        : "degraded";
 }
 
 int exit_code(const Report& report) {

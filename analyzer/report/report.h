@@ -46,6 +46,14 @@ struct Finding {
   nlohmann::json extra = nlohmann::json::object();  // kind-specific fields
 };
 
+// Whether some finding stopped the job, a hang or a desync: the verdict is then "hung".
+inline bool any_stopped_the_job(const std::vector<Finding>& findings) {
+  for (const Finding& f : findings) {
+    if (f.kind == "hang" || f.kind == "desync") return true;
+  }
+  return false;
+}
+
 struct CauseSaving {
   size_t finding = 0;  // index into findings
   std::string cause;   // "straggler rank 5"

@@ -88,6 +88,15 @@ void write_hung_job(const std::string& dir, uint64_t seed, int stopped, int stop
   std::vector<std::vector<trace::OpRecord>> ops(kRanks), pending(kRanks);
   std::map<std::pair<int, uint64_t>, uint64_t> seq;    // (rank, comm) -> calls made on it
   std::map<uint64_t, std::map<int, int64_t>> waiting;  // comm -> rank -> arrival
+  // Rank r's next call of `kind` on `comm`, entered at `at`; a send/recv to the other stage.
+  auto call = [&](int r, trace::OpKind kind, uint64_t comm, int64_t at, int64_t end) {
+    trace::OpRecord op = hand_op(kind, comm, seq[{r, comm}], at, end);
+    if (trace::is_p2p(kind)) {
+      op.peer = r < kStageSize ? 1 : 0;
+      op.peer_seq = static_cast<uint32_t>(op.seq / 2);
+    }
+    return op;
+  };
   bool moved = true;
   while (moved) {
     moved = false;
@@ -96,7 +105,7 @@ void write_hung_job(const std::string& dir, uint64_t seed, int stopped, int stop
       if (pc[r] == prog[r].size() || waiting[prog[r][pc[r]].comm].count(r)) continue;
       const Step& s = prog[r][pc[r]];
       if (r == stopped && calls[r] == stop_at) {
-        trace::OpRecord op = hand_op(s.kind, s.comm, seq[{r, s.comm}], t[r], trace::kUnknownTime);
+        trace::OpRecord op = call(r, s.kind, s.comm, t[r], trace::kUnknownTime);
         op.t_exit_ns = op.t_dev_start_ns = trace::kUnknownTime;
         op.status = static_cast<uint8_t>(trace::OpStatus::kHostPending);
         pending[r].push_back(op);
@@ -113,13 +122,8 @@ void write_hung_job(const std::string& dir, uint64_t seed, int stopped, int stop
       const bool p2p = trace::is_p2p(s.kind);
       const int64_t end = last + (p2p ? takes / 2 : takes);
       for (const auto& [q, at] : waiting[s.comm]) {
-        const Step& qs = prog[q][pc[q]];
-        trace::OpRecord op = hand_op(qs.kind, s.comm, seq[{q, s.comm}]++, at, end);
-        if (p2p) {
-          op.peer = q < kStageSize ? 1 : 0;
-          op.peer_seq = static_cast<uint32_t>(op.seq / 2);
-        }
-        ops[q].push_back(op);
+        ops[q].push_back(call(q, prog[q][pc[q]].kind, s.comm, at, end));
+        ++seq[{q, s.comm}];
         t[q] = end;
         ++pc[q];
       }
@@ -130,13 +134,8 @@ void write_hung_job(const std::string& dir, uint64_t seed, int stopped, int stop
   for (int r = 0; r < kRanks; ++r) job_end = std::max(job_end, t[r]);
   for (auto& [comm, w] : waiting) {
     for (const auto& [r, at] : w) {
-      const Step& s = prog[r][pc[r]];
-      trace::OpRecord op = hand_op(s.kind, comm, seq[{r, comm}], at, trace::kUnknownTime);
+      trace::OpRecord op = call(r, prog[r][pc[r]].kind, comm, at, trace::kUnknownTime);
       op.status = static_cast<uint8_t>(trace::OpStatus::kDevicePending);
-      if (trace::is_p2p(s.kind)) {
-        op.peer = r < kStageSize ? 1 : 0;
-        op.peer_seq = static_cast<uint32_t>(op.seq / 2);
-      }
       pending[r].push_back(op);
     }
   }
