@@ -149,8 +149,15 @@ struct TraceReader::Impl {
   OpenDataset ops, pending, samples, events, comms, stats;
   OpenDataset links;     // optional: files written before it existed have none
   OpenDataset progress;  // likewise
+  // Which file it reads: stamped when it was opened (dev, inode and creation time stay
+  // those of the open file, whatever its path names since).
+  FileStamp stamp;
   // /stats rows say how many rows each table holds (ops_rows and on).
   bool announces = false;
+  // The /stats rows the last look for the newest complete flush read, from row
+  // stats_read_first on: stats() serves rows up to that flush's from them.
+  std::vector<StatsRecord> stats_read;
+  uint64_t stats_read_first = 0;
   // sync() was called: reads refresh only what it found stale.
   mutable bool synced = false;
   bool ops_only = false;  // TraceReader::open_ops
@@ -173,6 +180,7 @@ std::array<const OpenDataset*, 6> counted_tables(const TraceReader::Impl& m) {
 void see_newest_flush(TraceReader::Impl& m, bool refresh) {
   h5::QuietErrors quiet;
   OpenDataset& st = m.stats;
+  m.stats_read.clear();
   const uint64_t seen = st.announced == OpenDataset::kUnbounded ? 0 : st.announced;
   st.announced = OpenDataset::kUnbounded;
   const uint64_t total = refresh ? refreshed_extent(st) : st.rows;
@@ -192,6 +200,10 @@ void see_newest_flush(TraceReader::Impl& m, bool refresh) {
       if (rows[i].flush_index == 0) continue;
       newest = rows[i];
       newest_rows = first + i + 1;
+    }
+    if (newest) {
+      m.stats_read = std::move(rows);
+      m.stats_read_first = first;
     }
     end = first;
   }
@@ -225,6 +237,9 @@ static Status open_file(const std::string& path, TraceReader::Impl* impl) {
   if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": no such file");
   if (!S_ISREG(st.st_mode)) return Status::error(path + ": not a regular file");
   if (st.st_size == 0) return Status::error(path + ": empty file (0 bytes)");
+  auto stamp = file_stamp(path);
+  if (!stamp.ok()) return stamp.status();
+  impl->stamp = stamp.value();
 
   h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) {
@@ -378,7 +393,21 @@ Result<std::vector<LinkRecord>> TraceReader::links(uint64_t first) const {
   return read_all<LinkRecord>(impl_->links, impl_->synced, impl_->path, first);
 }
 Result<std::vector<StatsRecord>> TraceReader::stats(uint64_t first) const {
-  return read_all<StatsRecord>(impl_->stats, impl_->synced, impl_->path, first);
+  const Impl& m = *impl_;
+  // Rows the look for the newest flush read already: a watch poll reads each new row once.
+  if (m.announces && !m.stats_read.empty() && first >= m.stats_read_first &&
+      m.stats.announced <= m.stats_read_first + m.stats_read.size()) {
+    if (first >= m.stats.announced) return std::vector<StatsRecord>{};
+    const auto from = static_cast<size_t>(first - m.stats_read_first);
+    const auto to = static_cast<size_t>(m.stats.announced - m.stats_read_first);
+    return std::vector<StatsRecord>(m.stats_read.begin() + static_cast<long>(from),
+                                    m.stats_read.begin() + static_cast<long>(to));
+  }
+  return read_all<StatsRecord>(m.stats, m.synced, m.path, first);
+}
+
+const FileStamp& TraceReader::stamp() const {
+  return impl_->stamp;
 }
 
 Result<std::vector<ProgressRecord>> TraceReader::progress(uint64_t first) const {

@@ -1,14 +1,12 @@
-// Which file a trace path names, for caches kept between `ringside watch` polls:
+// Which file a trace reader reads, for caches kept between `ringside watch` polls:
 // its device, inode and creation time (ringside/file_stamp.h), and its writer's
 // clock reference and pid (a file created after another was removed may get the
 // removed one's inode, and not every file system records creation times).
 #pragma once
 
 #include <cstdint>
-#include <string>
 
-#include "ringside/status.h"
-#include "ringside/trace_meta.h"
+#include "ringside/trace_reader.h"
 
 namespace ringside::analysis {
 
@@ -19,7 +17,7 @@ struct FileIdentity {
   bool operator==(const FileIdentity&) const = default;
 };
 
-// Errors: the path does not exist (any more).
-Result<FileIdentity> file_identity(const std::string& path, const trace::TraceMeta& meta);
+// The file `reader` has open, as stamped when it was opened: no file system call.
+FileIdentity file_identity(const trace::TraceReader& reader);
 
 }  // namespace ringside::analysis

@@ -97,35 +97,28 @@ Status update_link_rows(const trace::TraceReader& reader, int64_t world_size,
   return {};
 }
 
-Result<RankTablesCache::Held*> RankTablesCache::held(const trace::TraceReader& reader) {
-  auto id = file_identity(reader.path(), reader.meta());
-  if (!id.ok()) {
-    files_.erase(reader.path());
-    return id.status();
-  }
+RankTablesCache::Held& RankTablesCache::held(const trace::TraceReader& reader) {
+  const FileIdentity id = file_identity(reader);
   Held& h = files_[reader.path()];
-  if (h.id != id.value()) {
+  if (h.id != id) {
     h = Held{};
-    h.id = id.value();
+    h.id = id;
   }
-  return &h;
+  return h;
 }
 
 Result<const RankTables*> RankTablesCache::update(const trace::TraceReader& reader) {
-  auto h = held(reader);
-  if (!h.ok()) return h.status();
-  if (Status s = update_rank_tables(reader, h.value()->tables); !s.ok()) {
+  Held& h = held(reader);
+  if (Status s = update_rank_tables(reader, h.tables); !s.ok()) {
     files_.erase(reader.path());
     return s;
   }
-  return &h.value()->tables;
+  return &h.tables;
 }
 
 Result<const std::vector<trace::CommRecord>*> RankTablesCache::update_comms(
     const trace::TraceReader& reader, int64_t world_size) {
-  auto h = held(reader);
-  if (!h.ok()) return h.status();
-  Held& f = *h.value();
+  Held& f = held(reader);
   if (f.comms_world_size != world_size) {
     f.comms.clear();
     f.comms_world_size = world_size;
@@ -139,9 +132,7 @@ Result<const std::vector<trace::CommRecord>*> RankTablesCache::update_comms(
 
 Result<const std::vector<trace::LinkRecord>*> RankTablesCache::update_links(
     const trace::TraceReader& reader, int64_t world_size) {
-  auto h = held(reader);
-  if (!h.ok()) return h.status();
-  Held& f = *h.value();
+  Held& f = held(reader);
   if (f.links_world_size != world_size) {
     f.links = LinkWindowSums{};
     f.links_summed.clear();

@@ -84,7 +84,7 @@ class RankTablesCache {
     int64_t links_world_size = -1;  // what `links` were checked against
   };
   // The file's entry, emptied when it is another file than the one held.
-  Result<Held*> held(const trace::TraceReader& reader);
+  Held& held(const trace::TraceReader& reader);
   std::unordered_map<std::string, Held> files_;
 };
 

@@ -26,18 +26,14 @@ Status append_rows(const trace::TraceReader& reader, uint64_t first, uint64_t en
 
 Status WindowRowCache::update(const std::string& path, const trace::TraceReader& reader,
                               uint64_t first, uint64_t end) {
-  auto id = file_identity(path, reader.meta());
-  if (!id.ok()) {
-    files_.erase(path);
-    return id.status();
-  }
+  const FileIdentity id = file_identity(reader);
   Held& h = files_[path];
   const uint64_t held_end = h.first + h.held();
   // Rows never go away from a file that is still the same one: anything else is
   // a file read anew.
-  if (h.id != id.value() || first < h.first || end < held_end || first > held_end) {
+  if (h.id != id || first < h.first || end < held_end || first > held_end) {
     h = Held{};
-    h.id = id.value();
+    h.id = id;
     h.first = first;
   } else if (first > h.first) {
     const auto dropped = static_cast<size_t>(first - h.first);

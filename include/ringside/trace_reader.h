@@ -37,6 +37,9 @@ class TraceReader {
 
   const TraceMeta& meta() const;
   const std::string& path() const;
+  // The file it reads, as stat(2) saw it when it was opened: its device, inode and
+  // creation time name that file for as long as the reader lives (ringside/file_stamp.h).
+  const FileStamp& stamp() const;
 
   // A reader sees its file as of the newest flush that was complete when it was
   // opened: each table up to the row counts that flush's /stats row announces

@@ -105,6 +105,38 @@ TEST(TraceSync, ASyncedReaderReadsOneViewUntilItSyncsAgain) {
   EXPECT_EQ(seen(*r), (Seen{55, 2, 2, 2, 2}));
 }
 
+// A synced reader finds the newest flush by reading the last /stats rows; stats(first)
+// then gives the rows from `first` on as a fresh reader of the same flush does, however
+// many flushes came between two syncs and wherever `first` lies.
+TEST(TraceSync, StatsFromAnyRowAreThoseAFreshReaderReads) {
+  LiveFile f("sync-stats");
+  ASSERT_TRUE(f.writer);
+  f.append(4);
+  f.flush();
+  auto r = f.synced_reader();
+  ASSERT_TRUE(r);
+  for (int flushes : {1, 3, 12, 1, 0, 2}) {
+    for (int i = 0; i < flushes; ++i) {
+      f.append(3);
+      f.flush();
+    }
+    r->sync();
+    auto fresh = TraceReader::open(f.path);
+    ASSERT_TRUE(fresh.ok()) << fresh.message();
+    const std::vector<StatsRecord> all = fresh.value()->stats().value();
+    for (uint64_t first = 0; first <= all.size() + 2; ++first) {
+      auto got = r->stats(first);
+      ASSERT_TRUE(got.ok()) << got.message();
+      const size_t want = first < all.size() ? all.size() - first : 0;
+      ASSERT_EQ(got.value().size(), want) << "from row " << first;
+      for (size_t k = 0; k < want; ++k) {
+        EXPECT_EQ(got.value()[k].flush_index, all[first + k].flush_index);
+        EXPECT_EQ(got.value()[k].ops_rows, all[first + k].ops_rows);
+      }
+    }
+  }
+}
+
 TEST(TraceSync, AFlushThatAddsOnlyOpsAnnouncesTheOtherTablesUnchanged) {
   LiveFile f("sync-ops-only");
   ASSERT_TRUE(f.writer);
