@@ -31,6 +31,10 @@ struct Observation {
   std::vector<int64_t> ranks;
   bool intra = false;
   double busbw = 0;
+  // Its fastest transfer's bandwidth (the profiler plugin's: its best step).  A busy host, a
+  // shared bus or ops queued behind each other add time to some transfers, by more or less
+  // each time, and never take any away; a slow link limits every transfer, the fastest too.
+  double fast = 0;
   double ref = 0;
   double transfer_s = 0;
   uint64_t count = 0;
@@ -38,6 +42,11 @@ struct Observation {
   bool slow = false;
   bool plugin = false;  // from the profiler plugin's per-peer counters
 };
+
+// A path's fastest timed transfer (Observation::fast), GB/s.
+double fast_bandwidth(const std::vector<float>& busbw) {
+  return busbw.empty() ? 0 : static_cast<double>(*std::max_element(busbw.begin(), busbw.end()));
+}
 
 std::string size_text(int log2) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB"};
@@ -51,11 +60,14 @@ void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns
   for (auto* o : cls) v.push_back(o->busbw);
   // What the job's paths of this class typically reach: the median, which a minority
   // of slow paths cannot move (a high percentile is one fast outlier, and on a job
-  // whose few paths are all slow it is itself slow, so nothing is ever below it).
+  // whose few paths are all slow it is itself slow, so nothing is ever below it).  A path
+  // is slow when even its fastest transfer ran below `ratio` of it: one whose transfers
+  // are typically slower but now and then as fast as the others' is delayed by what it
+  // shares, not limited by its link.
   const double ref = median_of(v);
   for (auto* o : cls) {
     o->ref = ref;
-    o->slow = o->busbw < ratio * ref;
+    o->slow = o->fast < ratio * ref;
     // Bandwidth in GB/s is bytes per ns.
     if (o->slow && o->p2p_bytes > 0 && !o->plugin && o->busbw > 0 && ref > 0) {
       const double per_op = o->p2p_bytes / static_cast<double>(o->count);
@@ -103,6 +115,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
       // Its fastest steps: a busy host or steps queued behind each other only add
       // time, the same for every link, which would shrink the contrast of a mean.
       o.busbw = l.best_gbps > 0 ? l.best_gbps : l.gbps;
+      o.fast = o.busbw;
       o.transfer_s = l.net_s;
       o.count = l.ops;
       o.p2p_bytes = static_cast<double>(l.bytes);
@@ -124,6 +137,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
       if (m >= 0) o.ranks.push_back(m);
     o.intra = c.intra_node;
     o.busbw = median_of(l.busbw);
+    o.fast = fast_bandwidth(l.busbw);
     o.transfer_s = l.transfer_ns / 1e9;
     o.count = l.count;
     obs.push_back(std::move(o));
@@ -154,6 +168,7 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
     o.ranks = {key.first, key.second};
     o.intra = a.node_index == b.node_index;
     o.busbw = std::max(o.busbw, median_of(p.busbw));
+    o.fast = std::max(o.fast, fast_bandwidth(p.busbw));
     o.transfer_s += p.transfer_ns / 1e9;
     o.p2p_bytes += p.bytes;
     o.count += p.count;
@@ -340,10 +355,13 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
     f.ranks.assign(ranks.begin(), ranks.end());
     f.cost_s = cost;
     const Observation& first = *list.front();
+    // Op-timed paths: their fastest transfer too (mark_slow).
+    const std::string fastest =
+        first.plugin ? "" : "; its fastest transfer reached " + fmt("%.2g", first.fast) + " GB/s";
     f.evidence = "Inside " + f.nodes[0] + ", " + first.what + " reaches " +
                  fmt("%.1f", first.busbw) + " GB/s vs " + fmt("%.1f", first.ref) +
                  " GB/s, the median of comparable " +
-                 (first.plugin ? "GPU-to-GPU paths" : "groups") + " (NVLink/PCIe).";
+                 (first.plugin ? "GPU-to-GPU paths" : "groups") + " (NVLink/PCIe)" + fastest + ".";
     f.extra["intra_node"] = true;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = 0.6;
