@@ -31,6 +31,7 @@ Result<FileStamp> file_stamp(const std::string& path) {
   s.mtime_ns = ns_of(st.stx_mtime);
   s.ctime_ns = ns_of(st.stx_ctime);
   s.btime_ns = (st.stx_mask & STATX_BTIME) != 0 ? ns_of(st.stx_btime) : 0;
+  s.regular = S_ISREG(st.stx_mode);
   return s;
 }
 

@@ -1,7 +1,5 @@
 #include "ringside/trace_reader.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -233,13 +231,13 @@ TraceReader::~TraceReader() = default;
 
 // Opens `path`'s HDF5 file into `impl` (SWMR read when it allows it).
 static Status open_file(const std::string& path, TraceReader::Impl* impl) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": no such file");
-  if (!S_ISREG(st.st_mode)) return Status::error(path + ": not a regular file");
-  if (st.st_size == 0) return Status::error(path + ": empty file (0 bytes)");
+  // One stat: the checks below, and the stamp that names the file from now on.
   auto stamp = file_stamp(path);
-  if (!stamp.ok()) return stamp.status();
-  impl->stamp = stamp.value();
+  if (!stamp.ok()) return Status::error(path + ": no such file");
+  const FileStamp& st = stamp.value();
+  if (!st.regular) return Status::error(path + ": not a regular file");
+  if (st.size == 0) return Status::error(path + ": empty file (0 bytes)");
+  impl->stamp = st;
 
   h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) {
@@ -268,7 +266,7 @@ static Status open_file(const std::string& path, TraceReader::Impl* impl) {
     if (!impl->file.valid()) {
       std::string detail = swmr_error;
       if (detail.find("truncated") != std::string::npos) {
-        detail = "the file is truncated (" + std::to_string(st.st_size) + " bytes): " + detail;
+        detail = "the file is truncated (" + std::to_string(st.size) + " bytes): " + detail;
       }
       return Status::error(path + ": cannot open as HDF5: " + detail);
     }

@@ -24,6 +24,7 @@ struct FileStamp {
   int64_t mtime_ns = 0;  // last data change
   int64_t ctime_ns = 0;  // last data or metadata change (cannot be set back by utime)
   int64_t btime_ns = 0;  // creation; 0 where the file system does not record it
+  bool regular = false;  // a regular file (not a directory, device or pipe)
   // Equal stamps: the same file, unchanged as far as stat can tell.
   bool operator==(const FileStamp&) const = default;
 };
