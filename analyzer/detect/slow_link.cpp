@@ -220,7 +220,8 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
       if (out_bw.empty() || out_bw.size() == cls.size()) continue;  // untestable here
       const double ref = median_of(out_bw);
       for (const Observation* o : cls) {
-        bool slow = o->busbw < ctx.th.slow_link_ratio * ref;
+        // As inside a node (mark_slow): slow only when even its fastest transfer is.
+        bool slow = o->fast < ctx.th.slow_link_ratio * ref;
         // Timed across two traces, a send/recv carries their clock alignment error;
         // the plugin's times are one process's own clock.
         if (slow && o->p2p_bytes > 0 && !o->plugin && o->busbw > 0) {
@@ -244,9 +245,13 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
         c.plugin = c.plugin || o->plugin;
         c.slow_bw += o->busbw;
         c.ref += ref;
-        if (c.examples.size() < 2)
+        if (c.examples.size() < 2) {
+          // Op-timed paths: their fastest transfer too (what made them slow).
+          const std::string fastest =
+              o->plugin ? "" : " (its fastest transfer " + fmt("%.2g", o->fast) + " GB/s)";
           c.examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " +
-                               fmt("%.1f", ref) + " GB/s");
+                               fmt("%.1f", ref) + " GB/s" + fastest);
+        }
         for (int64_t r : o->ranks) {
           const int ni = set.ranks[static_cast<size_t>(r)].node_index;
           if (ni == a || (b >= 0 && ni == b)) c.ranks.insert(r);
