@@ -130,6 +130,8 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
     ri.op_count = f.op_count;
     ri.first_row = f.first_row;
     for (const auto& rec : f.comms) {
+      if (rec.t_ns != trace::kUnknownTime && trace::plausible_time(rec.t_ns))
+        ri.comms_created.push_back(rec.t_ns);
       CommInfo& ci = comms[rec.comm_id];
       // Files that disagree about a communicator cannot both be right, and
       // which one is wrong cannot be told: neither is used.
@@ -160,6 +162,7 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
         ci.members[static_cast<size_t>(rec.rank)] = ri.rank;
       }
     }
+    std::sort(ri.comms_created.begin(), ri.comms_created.end());
     for (std::string& e : f.errors) {
       ri.read_error = e;
       set.warnings.push_back(e + " (rank " + std::to_string(ri.rank) +

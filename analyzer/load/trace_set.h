@@ -47,6 +47,9 @@ struct RankInfo {
   std::vector<trace::OpRecord> pending;    // the last /pending snapshot
   std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
   std::vector<ClockSample> clock_samples;
+  // Trace-local times at which its communicators were created, ascending: the gaps
+  // between its ops that hold one are set-up, not compute (match/rank_stats.h).
+  std::vector<int64_t> comms_created;
   GpuSummary gpu;
   // /links summed over its flush windows (load/link_windows.h).  Empty without
   // profiler plugin events.
