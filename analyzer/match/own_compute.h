@@ -30,8 +30,10 @@
 // only when the rank has another op to start while it is in flight): the op after
 // either on the same stream has no reading, since where its compute began is unknown.  Nor has an
 // op that, after one that ran alongside, started only when its stream was free (the compute before
-// it ended earlier, by an unknown amount), or that follows such an op.  An op without a reading on
-// one member is not judged on any (GroupAgg::gaps).
+// it ended earlier, by an unknown amount), or that follows such an op; nor one before which the
+// rank created a communicator (set-up: a unique id made and shared, ncclCommInitRank waiting for
+// the other members).  An op without a reading on one member is not judged on any
+// (GroupAgg::gaps).
 #pragma once
 
 #include <algorithm>
@@ -140,7 +142,9 @@ class OwnCompute {
 
   // Indices into `ops` in order of arrival (ops without an arrival last).
   const std::vector<uint32_t>& order() const { return order_; }
-  // Readings before ops[i]; none for the first op on its stream or after an incomplete one.
+  // Readings before ops[i]; none for the first op on its stream, after an incomplete one,
+  // or when the rank created a communicator since the op before on its stream ended (the
+  // gap holds set-up: RankInfo::comms_created).
   std::optional<ComputeReadings> before(size_t i) const {
     if ((flags_[i] & kHasReadings) == 0) return std::nullopt;
     ComputeReadings r;
