@@ -56,16 +56,6 @@ Report nodes_job(const std::string& dir, uint64_t seed, double sigma, double slo
   return analyze_quietly(dir);
 }
 
-// Slow links named, as findings or below the cost bar.
-std::vector<const Finding*> slow_links(const Report& r) {
-  std::vector<const Finding*> out;
-  for (const Finding& f : r.findings) {
-    if (f.kind == "slow_link") out.push_back(&f);
-  }
-  for (const Finding& f : r.links_below_cost) out.push_back(&f);
-  return out;
-}
-
 TEST(InterNodeLink, PathsWhoseTransfersVaryNameNoLinkNorNode) {
   // Transfers spread several-fold on every path; then also one path half again as slow
   // as the others in the typical transfer (one that shares its nodes' network with other

@@ -83,6 +83,15 @@ const Finding* find_kind(const Report& r, const std::string& kind, const std::st
   return nullptr;
 }
 
+std::vector<const Finding*> slow_links(const Report& r) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : r.findings) {
+    if (f.kind == "slow_link") out.push_back(&f);
+  }
+  for (const Finding& f : r.links_below_cost) out.push_back(&f);
+  return out;
+}
+
 trace::OpRecord hand_op(trace::OpKind kind, uint64_t comm, uint64_t seq, int64_t start,
                         int64_t end) {
   trace::OpRecord r{};

@@ -36,6 +36,8 @@ struct CliResult {
 CliResult run_cli(const std::vector<std::string>& args);
 
 const Finding* find_kind(const Report& r, const std::string& kind, const std::string& subkind = "");
+// The slow links `r` names, as findings or below the cost bar.
+std::vector<const Finding*> slow_links(const Report& r);
 
 // `ringside analyze` of `dir` with default options and no progress output; a failed
 // analysis fails the test (and gives an empty report).
