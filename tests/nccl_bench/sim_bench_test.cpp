@@ -266,6 +266,7 @@ TEST_F(SimBench, TracesOfASlurmStepNameTheStep) {
       "print(v('job_id'), v('step_id'))\"");
   EXPECT_EQ(py.exit_code, 0) << py.err;
   EXPECT_NE(py.out.find("4242 3"), std::string::npos) << py.out << py.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SimBench, MalformedLauncherVariablesExitWithTwo) {
