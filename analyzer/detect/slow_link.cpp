@@ -54,6 +54,26 @@ std::string size_text(int log2) {
   return std::to_string(1ull << (log2 - 10 * u)) + " " + units[u];
 }
 
+// Whether `o` is slow against `ref`, its class's typical bus bandwidth (GB/s): even its
+// fastest transfer below `ratio` of it (a busy host, a shared bus, other traffic or ops
+// queued behind each other add time to some transfers, by more or less each time, and
+// never take any away; a slow link limits every transfer, the fastest too).  A send/recv
+// pair timed across two traces carries their clock alignment error: it must also lose
+// `min_extra_ns` per transfer (the plugin's times are one process's own clock).
+bool slow_against(const Observation& o, double ref, double ratio, double min_extra_ns) {
+  if (o.fast >= ratio * ref) return false;
+  if (o.p2p_bytes <= 0 || o.plugin || o.busbw <= 0 || ref <= 0) return true;
+  // Bandwidth in GB/s is bytes per ns.
+  const double per_op = o.p2p_bytes / static_cast<double>(o.count);
+  return per_op / o.busbw - per_op / ref >= min_extra_ns;
+}
+
+// "its fastest transfer reached X GB/s" for an op-timed path (what made it slow); empty
+// for the plugin's, whose bandwidth is already its best step.
+std::string fastest_text(const Observation& o) {
+  return o.plugin ? "" : "its fastest transfer reached " + fmt("%.2g", o.fast) + " GB/s";
+}
+
 void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns) {
   if (cls.size() < 2) return;
   std::vector<double> v;
@@ -61,18 +81,12 @@ void mark_slow(std::vector<Observation*>& cls, double ratio, double min_extra_ns
   // What the job's paths of this class typically reach: the median, which a minority
   // of slow paths cannot move (a high percentile is one fast outlier, and on a job
   // whose few paths are all slow it is itself slow, so nothing is ever below it).  A path
-  // is slow when even its fastest transfer ran below `ratio` of it: one whose transfers
-  // are typically slower but now and then as fast as the others' is delayed by what it
-  // shares, not limited by its link.
+  // whose transfers are typically slower but now and then as fast as the others' is
+  // delayed by what it shares, not limited by its link (slow_against).
   const double ref = median_of(v);
   for (auto* o : cls) {
     o->ref = ref;
-    o->slow = o->fast < ratio * ref;
-    // Bandwidth in GB/s is bytes per ns.
-    if (o->slow && o->p2p_bytes > 0 && !o->plugin && o->busbw > 0 && ref > 0) {
-      const double per_op = o->p2p_bytes / static_cast<double>(o->count);
-      o->slow = per_op / o->busbw - per_op / ref >= min_extra_ns;
-    }
+    o->slow = slow_against(*o, ref, ratio, min_extra_ns);
   }
 }
 
@@ -220,15 +234,9 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
       if (out_bw.empty() || out_bw.size() == cls.size()) continue;  // untestable here
       const double ref = median_of(out_bw);
       for (const Observation* o : cls) {
-        // As inside a node (mark_slow): slow only when even its fastest transfer is.
-        bool slow = o->fast < ctx.th.slow_link_ratio * ref;
-        // Timed across two traces, a send/recv carries their clock alignment error;
-        // the plugin's times are one process's own clock.
-        if (slow && o->p2p_bytes > 0 && !o->plugin && o->busbw > 0) {
-          // Bandwidth in GB/s is bytes per ns.
-          const double per_op = o->p2p_bytes / static_cast<double>(o->count);
-          slow = per_op / o->busbw - per_op / ref >= ctx.th.slow_link_min_extra_ns;
-        }
+        // As inside a node (mark_slow).
+        const bool slow =
+            slow_against(*o, ref, ctx.th.slow_link_ratio, ctx.th.slow_link_min_extra_ns);
         if (!involves(*o, a, b)) {
           c.errors += slow;  // a path the explanation says is fine, slow anyway
           continue;
@@ -246,11 +254,10 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
         c.slow_bw += o->busbw;
         c.ref += ref;
         if (c.examples.size() < 2) {
-          // Op-timed paths: their fastest transfer too (what made them slow).
-          const std::string fastest =
-              o->plugin ? "" : " (its fastest transfer " + fmt("%.2g", o->fast) + " GB/s)";
+          const std::string fastest = fastest_text(*o);
           c.examples.push_back(o->what + " " + fmt("%.1f", o->busbw) + " GB/s vs " +
-                               fmt("%.1f", ref) + " GB/s" + fastest);
+                               fmt("%.1f", ref) + " GB/s" +
+                               (fastest.empty() ? "" : " (" + fastest + ")"));
         }
         for (int64_t r : o->ranks) {
           const int ni = set.ranks[static_cast<size_t>(r)].node_index;
@@ -360,13 +367,12 @@ void detect_slow_links(const Context& ctx, std::vector<Finding>& out,
     f.ranks.assign(ranks.begin(), ranks.end());
     f.cost_s = cost;
     const Observation& first = *list.front();
-    // Op-timed paths: their fastest transfer too (mark_slow).
-    const std::string fastest =
-        first.plugin ? "" : "; its fastest transfer reached " + fmt("%.2g", first.fast) + " GB/s";
+    const std::string fastest = fastest_text(first);
     f.evidence = "Inside " + f.nodes[0] + ", " + first.what + " reaches " +
                  fmt("%.1f", first.busbw) + " GB/s vs " + fmt("%.1f", first.ref) +
                  " GB/s, the median of comparable " +
-                 (first.plugin ? "GPU-to-GPU paths" : "groups") + " (NVLink/PCIe)" + fastest + ".";
+                 (first.plugin ? "GPU-to-GPU paths" : "groups") + " (NVLink/PCIe)" +
+                 (fastest.empty() ? "" : "; " + fastest) + ".";
     f.extra["intra_node"] = true;
     f.severity = std::clamp(cost / std::max(job, 1e-9) * 2, 0.05, 1.0);
     f.confidence = 0.6;

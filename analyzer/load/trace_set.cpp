@@ -62,6 +62,14 @@ bool exclude_unreadable_ranks(TraceSet& set) {
   return any;
 }
 
+bool RankInfo::made_comm_in(int64_t from, int64_t to) const {
+  if (comms_created.empty()) return false;
+  // In trace-local time, where the creations are kept.
+  const int64_t local = shift_ns - offset_ns;
+  const auto it = std::upper_bound(comms_created.begin(), comms_created.end(), from - local);
+  return it != comms_created.end() && *it <= to - local;
+}
+
 Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& options,
                                 Progress& progress) {
   auto listing = trace::list_trace_dir(

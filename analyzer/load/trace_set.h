@@ -47,8 +47,7 @@ struct RankInfo {
   std::vector<trace::OpRecord> pending;    // the last /pending snapshot
   std::vector<trace::EventRecord> events;  // XIDs, signals, errors, watchdog, shutdown
   std::vector<ClockSample> clock_samples;
-  // Trace-local times at which its communicators were created, ascending: the gaps
-  // between its ops that hold one are set-up, not compute (match/rank_stats.h).
+  // Trace-local times at which its communicators were created, ascending.
   std::vector<int64_t> comms_created;
   GpuSummary gpu;
   // /links summed over its flush windows (load/link_windows.h).  Empty without
@@ -66,6 +65,10 @@ struct RankInfo {
   int64_t to_job(int64_t local) const {
     return local == trace::kUnknownTime ? trace::kUnknownTime : local + shift_ns - offset_ns;
   }
+  // Whether it created a communicator in (from, to], job ns: a gap between its ops that
+  // holds one holds set-up (a unique id made and shared, ncclCommInitRank waiting for the
+  // other members), not compute (match/own_compute.h, match/rank_stats.h).
+  bool made_comm_in(int64_t from, int64_t to) const;
 };
 
 struct CommInfo {

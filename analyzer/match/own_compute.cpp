@@ -209,14 +209,6 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     const auto it = std::upper_bound(arrivals.begin(), arrivals.end(), from);
     return it != arrivals.end() && *it < to;
   };
-  // When the rank created its communicators, job ns, ascending (RankInfo::comms_created).
-  std::vector<int64_t> created;
-  created.reserve(rank.comms_created.size());
-  for (int64_t c : rank.comms_created) created.push_back(rank.to_job(c));
-  auto set_up_in = [&](int64_t from, int64_t to) {
-    const auto it = std::upper_bound(created.begin(), created.end(), from);
-    return it != created.end() && *it <= to;
-  };
   std::vector<std::pair<uint64_t, uint32_t>> last_on;  // stream -> latest op
   std::vector<uint8_t> waited_for_stream(n, 0);        // started back to back after the one before
   size_t at = 0;                                       // of ops[i] in arrivals
@@ -248,7 +240,7 @@ OwnCompute::OwnCompute(const RankInfo& rank, std::span<const OpRecord> ops,
     if (p.end == kNever || x.arrival < p.end) continue;
     waited_for_stream[i] = x.arrival - p.end < kBackToBackNs;
     // A gap in which the rank made a communicator holds its set-up, not compute.
-    if (!created.empty() && set_up_in(p.end, x.arrival)) continue;
+    if (rank.made_comm_in(p.end, x.arrival)) continue;
     // After an op that ran alongside, an op that started when its stream freed says
     // only that the compute before it ended earlier.  Where that compute began is
     // unknown after an op that may or may not have held the rank up, and after one

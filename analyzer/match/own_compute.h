@@ -144,7 +144,7 @@ class OwnCompute {
   const std::vector<uint32_t>& order() const { return order_; }
   // Readings before ops[i]; none for the first op on its stream, after an incomplete one,
   // or when the rank created a communicator since the op before on its stream ended (the
-  // gap holds set-up: RankInfo::comms_created).
+  // gap holds set-up: RankInfo::made_comm_in).
   std::optional<ComputeReadings> before(size_t i) const {
     if ((flags_[i] & kHasReadings) == 0) return std::nullopt;
     ComputeReadings r;

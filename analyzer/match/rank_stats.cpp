@@ -66,16 +66,6 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
   RankLateness& rl = ranks_[static_cast<size_t>(rank.rank)];
   int64_t prev_end = kNever;       // of any op: time outside every op is the rank's own
   int64_t prev_held_end = kNever;  // of ops that held the rank up
-  // Whether the rank created a communicator in (from, to]: the gap then holds its set-up
-  // (making or waiting for a unique id, joining the others in ncclCommInitRank or a
-  // split), not compute.  `next`: the first creation after the last `from` asked about
-  // (each of the two kinds of gap starts no earlier than the one before).
-  const std::vector<int64_t>& created = rank.comms_created;
-  size_t next_any = 0, next_held = 0;
-  auto set_up_in = [&](int64_t from, int64_t to, size_t& next) {
-    while (next < created.size() && rank.to_job(created[next]) <= from) ++next;
-    return next < created.size() && rank.to_job(created[next]) <= to;
-  };
   RankComms comms(set, rank.rank);
   auto visit = [&](const trace::OpRecord& op, const std::optional<ComputeReadings>& before,
                    bool alongside, bool issued_late) {
@@ -84,7 +74,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     const OpTimes t = op_times(rank, op);
     if (t.arrival == kNever) return;
     const bool p2p = trace::is_p2p(static_cast<trace::OpKind>(op.op));
-    if (prev_end != kNever && t.arrival > prev_end && !set_up_in(prev_end, t.arrival, next_any))
+    if (prev_end != kNever && t.arrival > prev_end && !rank.made_comm_in(prev_end, t.arrival))
       rl.compute_ns += static_cast<double>(t.arrival - prev_end);
     if (t.end != kNever) {
       rl.inside_ns +=
@@ -93,7 +83,7 @@ Status RankStatsPass::add_rank(const RankInfo& rank, std::span<const trace::OpRe
     }
     if (!alongside) {
       if (prev_held_end != kNever && t.arrival > prev_held_end &&
-          !set_up_in(prev_held_end, t.arrival, next_held))
+          !rank.made_comm_in(prev_held_end, t.arrival))
         rl.compute_held_ns += static_cast<double>(t.arrival - prev_held_end);
       if (t.end != kNever) prev_held_end = std::max(prev_held_end, t.end);
     }

@@ -96,7 +96,7 @@ struct RankLateness {
   Lateness total;
   // Over every op of the rank, send/recv included: time between ops (its own
   // work) and time inside them (transfers and waiting for peers), ns.  A gap in which the
-  // rank created a communicator (RankInfo::comms_created) is set-up, not work: left out.
+  // rank created a communicator (RankInfo::made_comm_in) is set-up, not work: left out.
   double compute_ns = 0;
   double inside_ns = 0;
   // Time between ops of communicators that do not run alongside the compute: its own
