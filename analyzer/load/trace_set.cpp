@@ -62,8 +62,7 @@ bool exclude_unreadable_ranks(TraceSet& set) {
   return any;
 }
 
-bool RankInfo::made_comm_in(int64_t from, int64_t to) const {
-  if (comms_created.empty()) return false;
+bool RankInfo::made_comm_in_searched(int64_t from, int64_t to) const {
   // In trace-local time, where the creations are kept.
   const int64_t local = shift_ns - offset_ns;
   const auto it = std::upper_bound(comms_created.begin(), comms_created.end(), from - local);

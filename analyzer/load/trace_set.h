@@ -68,7 +68,15 @@ struct RankInfo {
   // Whether it created a communicator in (from, to], job ns: a gap between its ops that
   // holds one holds set-up (a unique id made and shared, ncclCommInitRank waiting for the
   // other members), not compute (match/own_compute.h, match/rank_stats.h).
-  bool made_comm_in(int64_t from, int64_t to) const;
+  // Most gaps come after the last creation (communicators are made as the job starts): told
+  // apart here, without a search.
+  bool made_comm_in(int64_t from, int64_t to) const {
+    return !comms_created.empty() && from - (shift_ns - offset_ns) < comms_created.back() &&
+           made_comm_in_searched(from, to);
+  }
+
+ private:
+  bool made_comm_in_searched(int64_t from, int64_t to) const;
 };
 
 struct CommInfo {
