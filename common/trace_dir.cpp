@@ -27,51 +27,130 @@ namespace fs = std::filesystem;
 // the number inside a file never sizes the analysis alone.
 constexpr int64_t kMaxRanksPerFile = 256;
 constexpr auto kMetadataCheckLimit = std::chrono::seconds(60);
-constexpr int kReadError = 3;  // the metadata check's exit code for "not a usable trace"
 
 // HDF5 1.10 reads variable-length string attributes from the global heap,
 // whose objects carry no checksum: a corrupt length there can crash or hang
 // the library itself.  The first open of each file therefore happens in a
 // child process; only a file whose metadata a child read cleanly is opened
-// here.  Returns an empty string when the file is safe to open, else why not.
-std::string check_metadata_in_child(const std::string& path) {
+// here.  One child opens the files one after the other, as this process then
+// does, and reports each as it is done: a fork per file costs more than the
+// open itself (tens of ms on a busy host, for thousands of files).
+
+// What a child reports of each file it opened, one byte each, in order.
+constexpr char kChildOpened = 'o';
+
+// How a child that opened files from `first` on ended.
+struct ChildRun {
+  size_t done = 0;       // files it reported, from `first` on
+  std::string why;       // set when it ended abnormally at file first + done: why that file
+  bool crashed = false;  // `why` is a crash (not a hang)
+};
+
+// Opens paths[first..last) in one child, each in turn.
+ChildRun open_in_child(const std::vector<std::string>& paths, size_t first, size_t last) {
+  ChildRun run;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    run.done = last - first;  // cannot isolate: fall back to opening in process
+    return run;
+  }
   const pid_t child = fork();
-  if (child < 0) return "";  // cannot isolate: fall back to opening in process
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    run.done = last - first;
+    return run;
+  }
   if (child == 0) {
-    // Silent: the parent names the file and the reason.  Exit 0 or kReadError
-    // says the library came back; anything else is a crash, whatever a
-    // sanitizer or runtime turned it into.
+    // Silent: the parent names the file and the reason.  A file the library came back
+    // from is reported, readable or not (the parent then opens it for the reason);
+    // anything else is a crash, whatever a sanitizer or runtime turned it into.
+    close(fds[0]);
     const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null >= 0) {
       dup2(null, STDOUT_FILENO);
       dup2(null, STDERR_FILENO);
     }
-    auto reader = TraceReader::open(path);
-    _exit(reader.ok() ? 0 : kReadError);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
-  int status = 0;
-  for (;;) {
-    const pid_t got = waitpid(child, &status, WNOHANG);
-    if (got == child) break;
-    if (got < 0 && errno != EINTR) return "";
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(child, SIGKILL);
-      waitpid(child, &status, 0);
-      return path + ": reading its metadata did not finish in " +
-             std::to_string(kMetadataCheckLimit.count()) +
-             " s (corrupt file: HDF5 loops on it); skipped";
+    for (size_t i = first; i < last; ++i) {
+      (void)TraceReader::open(paths[i]);
+      if (write(fds[1], &kChildOpened, 1) != 1) _exit(1);  // no one to report to
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    _exit(0);
   }
-  if (WIFSIGNALED(status) ||
-      (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kReadError)) {
-    const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                                : "exit " + std::to_string(WEXITSTATUS(status));
-    return path + ": reading its metadata crashed the HDF5 library (" + how +
-           "): its unchecksummed attribute heap is corrupt; skipped";
+  close(fds[1]);
+  auto deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
+  bool ended = false;
+  while (!ended && first + run.done < last) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buf[4096];
+    const ssize_t got = read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      ended = true;  // the child exited (or died)
+      break;
+    }
+    run.done += static_cast<size_t>(got);
+    deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
   }
-  return "";  // exit 0, or an error the in-process open reports with its reason
+  close(fds[0]);
+  int status = 0;
+  if (first + run.done >= last) {
+    waitpid(child, &status, 0);
+    return run;
+  }
+  const std::string& at = paths[first + run.done];
+  if (!ended) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    run.why = at + ": reading its metadata did not finish in " +
+              std::to_string(kMetadataCheckLimit.count()) +
+              " s (corrupt file: HDF5 loops on it); skipped";
+    return run;
+  }
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                              : "exit " + std::to_string(WEXITSTATUS(status));
+  run.why = at + ": reading its metadata crashed the HDF5 library (" + how +
+            "): its unchecksummed attribute heap is corrupt; skipped";
+  run.crashed = true;
+  return run;
+}
+
+// Why each of `paths` must not be opened in this process; empty where it may.  A file on
+// which a child crashed after others is opened again by a child of its own: what an
+// earlier file did to the library is not held against it (then each of those is
+// checked alone instead).
+std::vector<std::string> check_metadata_in_children(const std::vector<std::string>& paths) {
+  std::vector<std::string> why(paths.size());
+  size_t next = 0;
+  while (next < paths.size()) {
+    const size_t first = next;
+    ChildRun run = open_in_child(paths, first, paths.size());
+    next = first + run.done;
+    if (next >= paths.size()) break;
+    if (!run.crashed || run.done == 0) {
+      why[next++] = std::move(run.why);
+      continue;
+    }
+    ChildRun alone = open_in_child(paths, next, next + 1);
+    if (alone.done == 0) {
+      why[next++] = std::move(alone.why);
+      continue;
+    }
+    for (size_t i = first; i < next; ++i) {
+      ChildRun one = open_in_child(paths, i, i + 1);
+      if (one.done == 0) why[i] = std::move(one.why);
+    }
+    ++next;
+  }
+  return why;
 }
 
 // The listing's key for a --step value: kNoStep means the files without a step.
@@ -122,43 +201,56 @@ bool is_trace_file_name(const std::string& name) {
          name.compare(name.size() - 3, 3, ".h5") == 0;
 }
 
-TraceFileCheck check_trace_file(const std::string& path, TraceDirCache* cache) {
-  TraceFileCheck c;
-  c.path = path;
-  std::optional<FileStamp> stamp;
-  if (cache != nullptr) {
-    if (auto now = file_stamp(path); now.ok()) stamp = now.value();
-  }
-  if (stamp) {
-    auto seen = cache->files.find(path);
-    if (seen != cache->files.end() && same_file(seen->second.stamp, *stamp)) {
-      TraceDirCache::Entry& e = seen->second;
-      e.stamp = *stamp;  // a later replacement is compared with the size seen last
-      c.job = e.job;
-      c.step = e.step;
-      c.rank = e.rank;
-      c.world_size = e.world_size;
-      return c;
+std::vector<TraceFileCheck> check_trace_files(const std::vector<std::string>& paths,
+                                              TraceDirCache* cache) {
+  std::vector<TraceFileCheck> checks(paths.size());
+  std::vector<std::optional<FileStamp>> stamps(paths.size());
+  std::vector<size_t> unseen;  // indices of the files to open
+  for (size_t i = 0; i < paths.size(); ++i) {
+    TraceFileCheck& c = checks[i];
+    c.path = paths[i];
+    if (cache != nullptr) {
+      if (auto now = file_stamp(c.path); now.ok()) stamps[i] = now.value();
     }
+    if (stamps[i]) {
+      auto seen = cache->files.find(c.path);
+      if (seen != cache->files.end() && same_file(seen->second.stamp, *stamps[i])) {
+        TraceDirCache::Entry& e = seen->second;
+        e.stamp = *stamps[i];  // a later replacement is compared with the size seen last
+        c.job = e.job;
+        c.step = e.step;
+        c.rank = e.rank;
+        c.world_size = e.world_size;
+        continue;
+      }
+    }
+    unseen.push_back(i);
   }
-  if (std::string why = check_metadata_in_child(path); !why.empty()) {
-    c.error = std::move(why);
-    return c;
+  std::vector<std::string> unseen_paths;
+  for (size_t i : unseen) unseen_paths.push_back(paths[i]);
+  std::vector<std::string> why = check_metadata_in_children(unseen_paths);
+  for (size_t k = 0; k < unseen.size(); ++k) {
+    TraceFileCheck& c = checks[unseen[k]];
+    if (!why[k].empty()) {
+      c.error = std::move(why[k]);
+      continue;
+    }
+    auto reader = TraceReader::open(c.path);
+    if (!reader.ok()) {
+      c.error = reader.message();
+      c.unsupported_version = c.error.find("schema_version") != std::string::npos &&
+                              c.error.find("not supported") != std::string::npos;
+      continue;
+    }
+    const TraceMeta& meta = reader.value()->meta();
+    c.job = meta.job_id;
+    c.step = meta.step_id;
+    c.rank = meta.rank;
+    c.world_size = meta.world_size;
+    if (const auto& stamp = stamps[unseen[k]])
+      cache->files[c.path] = {*stamp, meta.job_id, meta.step_id, meta.rank, meta.world_size};
   }
-  auto reader = TraceReader::open(path);
-  if (!reader.ok()) {
-    c.error = reader.message();
-    c.unsupported_version = c.error.find("schema_version") != std::string::npos &&
-                            c.error.find("not supported") != std::string::npos;
-    return c;
-  }
-  const TraceMeta& meta = reader.value()->meta();
-  c.job = meta.job_id;
-  c.step = meta.step_id;
-  c.rank = meta.rank;
-  c.world_size = meta.world_size;
-  if (stamp) cache->files[path] = {*stamp, meta.job_id, meta.step_id, meta.rank, meta.world_size};
-  return c;
+  return checks;
 }
 
 Result<TraceDirListing> list_trace_dir(const std::string& dir,
@@ -215,7 +307,7 @@ Result<TraceDirListing> list_trace_dir(const std::string& dir,
     if (checks.size() != candidates.size())
       return Status::error(dir + ": the file checks do not cover the listing");
   } else {
-    for (const std::string& path : candidates) checks.push_back(check_trace_file(path, cache));
+    checks = check_trace_files(candidates, cache);
   }
   std::vector<TraceFileCheck> opened;
   std::vector<std::string> version_errors;

@@ -189,7 +189,9 @@ trace::CheckTraceFiles check_files_across(ProcessGroup& group) {
   return [&group](const std::vector<std::string>& candidates) {
     const auto [first, last] = slice(candidates.size(), group.rank(), group.size());
     ByteWriter w;
-    for (size_t i = first; i < last; ++i) put_check(w, trace::check_trace_file(candidates[i]));
+    const std::vector<std::string> share(candidates.begin() + static_cast<ptrdiff_t>(first),
+                                         candidates.begin() + static_cast<ptrdiff_t>(last));
+    for (const trace::TraceFileCheck& c : trace::check_trace_files(share)) put_check(w, c);
     std::vector<trace::TraceFileCheck> all;
     all.reserve(candidates.size());
     group.all_gather(w.take(), [&](std::string_view part) {

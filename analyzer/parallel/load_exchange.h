@@ -16,7 +16,7 @@ namespace ringside::analysis {
 
 struct LoadOptions;
 
-// The listing's file checks (trace::check_trace_file), a share in each process.
+// The listing's file checks (trace::check_trace_files), a share in each process.
 trace::CheckTraceFiles check_files_across(ProcessGroup& group);
 
 // Reads a share of `files` (read_rank_file) and hands every file's reading, this

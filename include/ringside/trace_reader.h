@@ -131,13 +131,15 @@ struct TraceFileCheck {
   int64_t rank = -1, world_size = 0;
 };
 
-// Opens one candidate's header, the first time in a child process (a corrupt
-// attribute heap can crash or hang HDF5 itself); with `cache`, not again while the
-// file is the same one.
-TraceFileCheck check_trace_file(const std::string& path, TraceDirCache* cache = nullptr);
+// Opens the candidates' headers, one check per path in the same order: the first time
+// in a child process (a corrupt attribute heap can crash or hang HDF5 itself), one
+// for all of them while none crashes it; with `cache`, not again while a file is the
+// same one.
+std::vector<TraceFileCheck> check_trace_files(const std::vector<std::string>& paths,
+                                              TraceDirCache* cache = nullptr);
 
 // Checks every candidate file of a directory (sorted paths), returning one check per
-// candidate in the same order: by default check_trace_file on each in turn; a
+// candidate in the same order: by default check_trace_files on all of them; a
 // parallel analysis checks a share in each process and exchanges the results.
 using CheckTraceFiles =
     std::function<std::vector<TraceFileCheck>(const std::vector<std::string>& candidates)>;

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -190,6 +192,47 @@ TEST(TraceErrors, CorruptRankFileIsNamedAndTheRestListed) {
   ASSERT_EQ(l.value().bad_files.size(), 1u);
   EXPECT_NE(l.value().bad_files[0].find("r000001"), std::string::npos);
   EXPECT_EQ(l.value().missing_ranks, std::vector<int64_t>{1});
+  fs::remove_all(dir);
+}
+
+// Gives the first object of the file's global heap (where HDF5 1.10 keeps variable-length
+// string attributes, unchecksummed) a length of 128 TiB: opening the file then crashes
+// the library.
+void damage_attribute_heap(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string gcol = "GCOL";
+  const auto at = std::search(bytes.begin(), bytes.end(), gcol.begin(), gcol.end());
+  ASSERT_NE(at, bytes.end()) << path << " has no global heap";
+  // The collection's header (signature, version, 3 reserved, its size: 16 bytes), then
+  // the object's index, reference count, 4 reserved and its size.
+  const uint64_t huge = 0x7fffffffffffULL;
+  f.seekp((at - bytes.begin()) + 16 + 8);
+  f.write(reinterpret_cast<const char*>(&huge), sizeof huge);
+  ASSERT_TRUE(f.good());
+}
+
+// One child opens the files in turn, as the listing then does: a file that crashes it
+// is named, whether it is the first, one after others, or the one right after such a
+// file, and every other file is used.
+TEST(TraceErrors, FilesThatCrashHdf5AreNamedAndTheOthersListed) {
+  const std::string dir = make_temp_dir("heap");
+  for (int64_t r = 0; r < 6; ++r) {
+    const std::string path = write_trace(dir, "j", r, 6, 10);
+    if (r == 0 || r == 3 || r == 4) damage_attribute_heap(path);
+  }
+  auto l = list_trace_dir(dir);
+  ASSERT_TRUE(l.ok()) << l.message();
+  std::vector<int64_t> used;
+  for (const auto& f : l.value().files) used.push_back(f.rank);
+  EXPECT_EQ(used, (std::vector<int64_t>{1, 2, 5}));
+  EXPECT_EQ(l.value().missing_ranks, (std::vector<int64_t>{0, 3, 4}));
+  ASSERT_EQ(l.value().bad_files.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string rank = std::string("r00000") + "034"[i];
+    EXPECT_NE(l.value().bad_files[i].find(rank), std::string::npos) << l.value().bad_files[i];
+    EXPECT_NE(l.value().bad_files[i].find("HDF5"), std::string::npos) << l.value().bad_files[i];
+  }
   fs::remove_all(dir);
 }
 
