@@ -261,8 +261,14 @@ TEST_F(NodeHealth, ANodeRunningAJobIsLeftAlone) {
   EXPECT_FALSE(drained(node_states()["node2"]));
 }
 
+// A Prolog or Epilog may run as long as PrologEpilogTimeout allows (unlimited here): the
+// check's own limit is set well above the ~30 s its validate takes on a quiet 2-core host,
+// which the default 50 s does not leave when another test loads the host.
+constexpr const char* kHookTimeLimit = "200";
+
 TEST_F(NodeHealth, PrologDrainsTheSlowNodeAndTheJobDoesNotRunThere) {
-  write_hook_config("prolog", config("health_slow_gpu1_node2.json"));
+  write_hook_config("prolog",
+                    config("health_slow_gpu1_node2.json", {{"TIME_LIMIT", kHookTimeLimit}}));
   const std::string ran = dir_ + "/ran";
   ShellResult sub =
       sh("sbatch --parsable -w node2 -N1 -n1 -o " + dir_ + "/job.out --wrap 'touch " + ran + "'");
@@ -282,7 +288,8 @@ TEST_F(NodeHealth, PrologDrainsTheSlowNodeAndTheJobDoesNotRunThere) {
 }
 
 TEST_F(NodeHealth, EpilogDrainsTheSlowNodeAfterTheJob) {
-  write_hook_config("epilog", config("health_slow_gpu1_node2.json"));
+  write_hook_config("epilog",
+                    config("health_slow_gpu1_node2.json", {{"TIME_LIMIT", kHookTimeLimit}}));
   const std::string ran = dir_ + "/ran";
   // The Prolog has no configuration: it logs that and lets the job run.
   ShellResult job =
