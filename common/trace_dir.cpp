@@ -13,7 +13,6 @@
 #include <optional>
 #include <set>
 #include <system_error>
-#include <thread>
 
 #include "ringside/trace_reader.h"
 #include "ringside/trace_validate.h"
@@ -45,6 +44,14 @@ struct ChildRun {
   std::string why;       // set when it ended abnormally at file first + done: why that file
   bool crashed = false;  // `why` is a crash (not a hang)
 };
+
+// Waits for `child` to end; its wait status.
+int reap(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
 
 // Opens paths[first..last) in one child, each in turn.
 ChildRun open_in_child(const std::vector<std::string>& paths, size_t first, size_t last) {
@@ -80,7 +87,7 @@ ChildRun open_in_child(const std::vector<std::string>& paths, size_t first, size
   close(fds[1]);
   auto deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
   bool ended = false;
-  while (!ended && first + run.done < last) {
+  while (first + run.done < last) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
@@ -99,22 +106,20 @@ ChildRun open_in_child(const std::vector<std::string>& paths, size_t first, size
     deadline = std::chrono::steady_clock::now() + kMetadataCheckLimit;
   }
   close(fds[0]);
-  int status = 0;
   if (first + run.done >= last) {
-    waitpid(child, &status, 0);
+    reap(child);
     return run;
   }
   const std::string& at = paths[first + run.done];
   if (!ended) {
     kill(child, SIGKILL);
-    waitpid(child, &status, 0);
+    reap(child);
     run.why = at + ": reading its metadata did not finish in " +
               std::to_string(kMetadataCheckLimit.count()) +
               " s (corrupt file: HDF5 loops on it); skipped";
     return run;
   }
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = reap(child);
   const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                               : "exit " + std::to_string(WEXITSTATUS(status));
   run.why = at + ": reading its metadata crashed the HDF5 library (" + how +

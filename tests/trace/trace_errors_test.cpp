@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "ringside/trace_reader.h"
