@@ -218,6 +218,12 @@ std::vector<TraceFileCheck> check_trace_files(const std::vector<std::string>& pa
       if (auto now = file_stamp(c.path); now.ok()) stamps[i] = now.value();
     }
     if (stamps[i]) {
+      if (auto bad = cache->failed.find(c.path);
+          bad != cache->failed.end() && bad->second.stamp == *stamps[i]) {
+        c.error = bad->second.error;
+        c.unsupported_version = bad->second.unsupported_version;
+        continue;
+      }
       auto seen = cache->files.find(c.path);
       if (seen != cache->files.end() && same_file(seen->second.stamp, *stamps[i])) {
         TraceDirCache::Entry& e = seen->second;
@@ -234,10 +240,24 @@ std::vector<TraceFileCheck> check_trace_files(const std::vector<std::string>& pa
   std::vector<std::string> unseen_paths;
   for (size_t i : unseen) unseen_paths.push_back(paths[i]);
   std::vector<std::string> why = check_metadata_in_children(unseen_paths);
+  if (cache != nullptr) cache->files_checked += unseen.size();
+  // A file that could not be listed is remembered while it stays as it was checked, once
+  // it had settled (TraceDirCache::failed).
+  auto failed = [&](size_t i) {
+    const TraceFileCheck& c = checks[i];
+    if (!stamps[i]) return;
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    if (now - stamps[i]->mtime_ns >= TraceDirCache::kSettledNs)
+      cache->failed[c.path] = {*stamps[i], c.error, c.unsupported_version};
+  };
   for (size_t k = 0; k < unseen.size(); ++k) {
     TraceFileCheck& c = checks[unseen[k]];
+    if (stamps[unseen[k]]) cache->failed.erase(c.path);
     if (!why[k].empty()) {
       c.error = std::move(why[k]);
+      failed(unseen[k]);
       continue;
     }
     auto reader = TraceReader::open(c.path);
@@ -245,6 +265,7 @@ std::vector<TraceFileCheck> check_trace_files(const std::vector<std::string>& pa
       c.error = reader.message();
       c.unsupported_version = c.error.find("schema_version") != std::string::npos &&
                               c.error.find("not supported") != std::string::npos;
+      failed(unseen[k]);
       continue;
     }
     const TraceMeta& meta = reader.value()->meta();

@@ -112,6 +112,18 @@ struct TraceDirCache {
     int64_t rank = -1, world_size = 0;
   };
   std::map<std::string, Entry> files;
+  // Files that could not be listed, and why: not checked again while their stamp is the
+  // same (a check costs a child process, and a file that crashed HDF5 would crash it
+  // again).  Only a file whose data had not changed for kSettledNs when it was checked is
+  // remembered: one that a writer is still creating is checked at every listing.
+  struct Failure {
+    FileStamp stamp;  // when it was checked
+    std::string error;
+    bool unsupported_version = false;
+  };
+  std::map<std::string, Failure> failed;
+  static constexpr int64_t kSettledNs = 2'000'000'000;
+  uint64_t files_checked = 0;  // files checked so far (none that was known or remembered)
 };
 
 // Whether a directory entry's name is that of a trace file (ringside-*.h5).

@@ -3,9 +3,11 @@
 // name also compare creation time and size.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "ringside/file_stamp.h"
 #include "ringside/trace_reader.h"
@@ -83,6 +85,52 @@ TEST(TraceDirCache, ATraceWrittenAgainUnderItsNameIsListedFromItsOwnHeader) {
   auto second = list_trace_dir(dir, std::nullopt, &cache);
   ASSERT_TRUE(second.ok()) << second.message();
   EXPECT_EQ(second->world_size, 6);
+  fs::remove_all(dir);
+}
+
+// A file that cannot be listed is checked again only once it changed: a check costs a
+// child process, at every poll of a watch.  One changed within the last
+// TraceDirCache::kSettledNs (a writer may still be creating it) is checked at every
+// listing.
+TEST(TraceDirCache, AFileThatCannotBeListedIsCheckedAgainOnlyOnceItChanged) {
+  const std::string dir = testing::make_temp_dir("dir-cache-failed");
+  auto write = [&](int64_t rank) {
+    auto w = TraceWriter::create(dir + "/" + trace_file_name("failed", rank),
+                                 testing::sample_meta("failed", rank, 3));
+    ASSERT_TRUE(w.ok()) << w.message();
+    ASSERT_TRUE(w.value()->close().ok());
+  };
+  write(0);
+  write(1);
+  const std::string bad = dir + "/" + trace_file_name("failed", 2);
+  { std::ofstream(bad) << "not an HDF5 file"; }
+  fs::last_write_time(bad, fs::last_write_time(bad) - std::chrono::hours(1));
+  TraceDirCache cache;
+  auto list = [&] {
+    auto l = list_trace_dir(dir, std::nullopt, &cache);
+    EXPECT_TRUE(l.ok()) << l.message();
+    return l.ok() ? l.value() : TraceDirListing{};
+  };
+  const TraceDirListing first = list();
+  ASSERT_EQ(first.bad_files.size(), 1u);
+  EXPECT_NE(first.bad_files[0].find(bad), std::string::npos) << first.bad_files[0];
+  EXPECT_EQ(cache.files_checked, 3u);
+  const TraceDirListing second = list();
+  EXPECT_EQ(second.bad_files, first.bad_files);
+  EXPECT_EQ(second.missing_ranks, (std::vector<int64_t>{2}));
+  EXPECT_EQ(cache.files_checked, 3u) << "a file that failed and did not change was checked again";
+  // Written to just now: checked, and again at the next listing.
+  { std::ofstream(bad, std::ios::app) << "!"; }
+  EXPECT_EQ(list().bad_files.size(), 1u);
+  EXPECT_EQ(list().bad_files.size(), 1u);
+  EXPECT_EQ(cache.files_checked, 5u);
+  // Replaced by a trace: listed.
+  fs::remove(bad);
+  write(2);
+  const TraceDirListing last = list();
+  EXPECT_TRUE(last.bad_files.empty()) << last.bad_files.front();
+  EXPECT_EQ(last.files.size(), 3u);
+  EXPECT_TRUE(last.missing_ranks.empty());
   fs::remove_all(dir);
 }
 
