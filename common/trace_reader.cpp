@@ -275,6 +275,8 @@ static Status open_file(const std::string& path, TraceReader::Impl* impl) {
 }
 
 Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+  // HDF5 reports what fails here once, in the status, not on stderr as well.
+  h5::QuietErrors quiet;
   auto impl = std::make_unique<Impl>();
   if (Status s = open_file(path, impl.get()); !s.ok()) return s;
   if (Status s = read_meta_attributes(impl->file.get(), impl->meta, path); !s.ok()) return s;
@@ -300,6 +302,7 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
 }
 
 Result<std::unique_ptr<TraceReader>> TraceReader::open_ops(const std::string& path) {
+  h5::QuietErrors quiet;
   auto impl = std::make_unique<Impl>();
   if (Status s = open_file(path, impl.get()); !s.ok()) return s;
   if (Status s = open_dataset(impl->file.get(), kOpsDataset, path, impl->ops); !s.ok()) return s;

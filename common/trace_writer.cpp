@@ -409,6 +409,10 @@ void TraceWriter::close_library() {
   H5close();
 }
 
+void TraceWriter::end_library() {
+  if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) > 0) H5close();
+}
+
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
                                                          const TraceMeta& meta,
                                                          const WriterOptions& options) {

@@ -7,10 +7,13 @@
 
 #include "cli/commands.h"
 #include "ringside/safe_text.h"
+#include "ringside/trace_writer.h"
 #include "ringside/version.h"
 #include "probe/launcher/run_command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   // HDF5 callocs a ~1 MiB conversion buffer per read; keep freed memory in the
   // process instead of returning it to the kernel and faulting it in again.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
@@ -42,4 +45,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Every file the commands open is closed when they return: HDF5's own shutdown at exit
+  // is then only the one after a damaged file, which prints an alarm of its internals
+  // (TraceWriter::end_library).
+  const auto owns_hdf5 = ringside::trace::TraceWriter::initialize_library();
+  const int rc = run(argc, argv);
+  if (owns_hdf5.ok() && owns_hdf5.value()) ringside::trace::TraceWriter::end_library();
+  return rc;
 }

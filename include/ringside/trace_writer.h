@@ -47,6 +47,12 @@ class TraceWriter {
   static Result<bool> initialize_library();
   // Closes every HDF5 object and shuts the library down (H5close).
   static void close_library();
+  // For a process that owns the shutdown (initialize_library() returned true), as it
+  // ends: shuts HDF5 down when a file is still open, so that it is flushed and closed;
+  // otherwise leaves it to the end of the process.  HDF5 1.10 does not free an object
+  // header whose checksum failed, and a shutdown after reading such a damaged file prints
+  // "HDF5: infinite loop closing library" and a line of its internals.
+  static void end_library();
 
   // Creates `path` and writes the metadata attributes.  The file is built
   // under a hidden name in the same directory and renamed to `path` once
