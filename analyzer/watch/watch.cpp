@@ -20,6 +20,7 @@
 #include "report/report_text.h"
 #include "ringside/trace_reader_cache.h"
 #include "ringside/count_text.h"
+#include "ringside/safe_text.h"
 #include "watch/finding_debounce.h"
 #include "watch/freed_pages.h"
 #include "watch/unchanged_traces.h"
@@ -316,6 +317,8 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
         << " s\n";
     return 2;
   }
+  // As `analyze` says them: files that could not be read, hosts short of CPU.
+  for (const auto& w : last->warnings) err << "ringside watch: warning: " << printable(w) << "\n";
   out << "\n";
   render_text(*last, out);
   if (!o.json.empty()) {

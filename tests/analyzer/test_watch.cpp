@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -487,6 +488,23 @@ TEST(WatchPoll, PollsWithNoNewDataReuseTheLastAnalysis) {
   EXPECT_GE(analyzed, 1) << out.str();
   EXPECT_GE(reused, 1) << "polls with no new data reuse the analysis\n" << out.str();
   EXPECT_NE(out.str().find("new finding"), std::string::npos) << "the straggler is announced";
+}
+
+// What `analyze` warns of, `watch` warns of as it ends: here a file in the directory
+// that is not a trace.
+TEST(WatchPoll, AFileThatCannotBeReadIsNamedAtTheEnd) {
+  test::TempDir dir("watch-bad-file");
+  ASSERT_TRUE(write_live_job(dir.path(), {}));
+  const std::string bad = dir.path() + "/ringside-stray-r000000.h5";
+  { std::ofstream(bad) << "not an HDF5 file"; }
+  WatchOptions o;
+  o.dir = dir.path();
+  o.poll_s = 0.2;
+  o.until_s = 1;
+  o.analyze.window_ops = 64;
+  std::ostringstream out, err;
+  run_watch(o, out, err);
+  EXPECT_NE(err.str().find("warning: " + bad), std::string::npos) << err.str();
 }
 
 }  // namespace
