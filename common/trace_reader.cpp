@@ -229,7 +229,8 @@ void see_newest_flush(TraceReader::Impl& m, bool refresh) {
 TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceReader::~TraceReader() = default;
 
-// Opens `path`'s HDF5 file into `impl` (SWMR read when it allows it).
+// Opens `path`'s HDF5 file into `impl` (SWMR read when it allows it).  Its callers keep
+// HDF5 quiet (h5::QuietErrors) for the whole open.
 static Status open_file(const std::string& path, TraceReader::Impl* impl) {
   // One stat: the checks below, and the stamp that names the file from now on.
   auto stamp = file_stamp(path);
@@ -239,7 +240,6 @@ static Status open_file(const std::string& path, TraceReader::Impl* impl) {
   if (st.size == 0) return Status::error(path + ": empty file (0 bytes)");
   impl->stamp = st;
 
-  h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     return Status::error(path +
                          ": not an HDF5 file (no valid HDF5 signature; truncated or corrupt)");
