@@ -16,7 +16,6 @@ namespace ringside::trace {
 namespace {
 
 constexpr unsigned kMetadataReadAttempts = 8;
-constexpr size_t kChunkCacheBytes = 256 * 1024;
 
 // One dataset of an open file, checked against the schema's field table.
 struct OpenDataset {
@@ -255,10 +254,11 @@ static Status open_file(const std::string& path, TraceReader::Impl* impl) {
   H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
   // Close every object with the file, even after a failed read.
   H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
-  // Each dataset's cache of decompressed chunks: 256 KiB (HDF5's default, 1 MiB, held
-  // 1.2 MiB per file in a watch that keeps 1024 files open).  Rows are read in whole
-  // ranges, and a refresh empties it: it serves only the chunk two reads share.
-  H5Pset_cache(fapl.get(), 0, 521, kChunkCacheBytes, 0.75);
+  // No cache of decompressed chunks (HDF5's default: 1 MiB per dataset).  Rows are read in
+  // whole ranges, each chunk once (a batch boundary inside a chunk decompresses it twice),
+  // and a refresh empties the cache: it saved nothing, and in a watch that keeps 1024
+  // files open it held 0.75 MiB per file of chunks no read would ask for again.
+  H5Pset_cache(fapl.get(), 0, 521, 0, 0.75);
   impl->file = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get()));
   if (!impl->file.valid()) {
     std::string swmr_error = h5::last_error();
