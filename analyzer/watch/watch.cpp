@@ -1,6 +1,7 @@
 #include "watch/watch.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,7 +89,11 @@ std::string join(const std::vector<std::string>& v) {
 // each poll, killed past their time limit.
 class Commands {
  public:
-  explicit Commands(double timeout_s) : timeout_s_(timeout_s) {}
+  // Made before the watch raises its open-file limit (trace_reader_cache.h): a command
+  // gets the limit the watch was started with.
+  explicit Commands(double timeout_s) : timeout_s_(timeout_s) {
+    if (getrlimit(RLIMIT_NOFILE, &files_limit_) != 0) files_limit_ = {};
+  }
 
   void start(const std::string& command, const Report& r, const Finding& f, std::ostream& err) {
     const std::string json = json_text(finding_to_json(f));
@@ -107,6 +112,9 @@ class Commands {
       setenv("RINGSIDE_FINDING_EVIDENCE", f.evidence.c_str(), 1);
       setenv("RINGSIDE_FINDING_JSON", json.c_str(), 1);
       setpgid(0, 0);
+      // Not the trace files the watch keeps open, nor its outputs.
+      if (files_limit_.rlim_cur != 0) setrlimit(RLIMIT_NOFILE, &files_limit_);
+      close_range(3, ~0U, 0);
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -155,6 +163,7 @@ class Commands {
     Clock::time_point started;
   };
   double timeout_s_;
+  rlimit files_limit_{};
   std::vector<Child> running_;
 };
 

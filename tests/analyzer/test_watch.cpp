@@ -1,6 +1,7 @@
 // What `ringside watch` announces, poll by poll: a finding must hold on a second
 // read of newer data, unless the job is over and the files are whole.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
@@ -488,6 +489,35 @@ TEST(WatchPoll, PollsWithNoNewDataReuseTheLastAnalysis) {
   EXPECT_GE(analyzed, 1) << out.str();
   EXPECT_GE(reused, 1) << "polls with no new data reuse the analysis\n" << out.str();
   EXPECT_NE(out.str().find("new finding"), std::string::npos) << "the straggler is announced";
+}
+
+// A command run for a finding gets neither the trace files the watch keeps open (by
+// default, every file) nor the open-file limit the watch raised for them.
+TEST(WatchPoll, AnOnFindingCommandGetsNoneOfTheWatchsFilesNorItsRaisedLimit) {
+  test::TempDir dir("watch-on-finding-fds");
+  ASSERT_TRUE(write_live_job(dir.path(), {"straggler:rank=5,factor=1.3"}));
+  rlimit started{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &started), 0);
+  rlimit lowered = started;
+  lowered.rlim_cur = std::min<rlim_t>(started.rlim_max, 200);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  const std::string seen = dir.path() + "/command.txt";
+  WatchOptions o;
+  o.dir = dir.path();
+  o.poll_s = 0.2;
+  o.until_s = 4;
+  o.analyze.window_ops = 64;
+  o.on_finding = "{ ulimit -Sn; ls -l /proc/$$/fd; } >> '" + seen + "'";
+  std::ostringstream out, err;
+  run_watch(o, out, err);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &started), 0);
+  std::ifstream in(seen);
+  ASSERT_TRUE(in) << "the command ran for the straggler\n" << out.str() << err.str();
+  std::string limit;
+  std::getline(in, limit);
+  EXPECT_EQ(limit, std::to_string(lowered.rlim_cur));
+  const std::string fds((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(fds.find(".h5"), std::string::npos) << fds;
 }
 
 // What `analyze` warns of, `watch` warns of as it ends: here a file in the directory
