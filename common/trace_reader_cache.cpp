@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <unordered_set>
 
 namespace ringside::trace {
 
@@ -55,6 +56,12 @@ Result<std::shared_ptr<const TraceReader>> TraceReaderCache::open(const std::str
 
 void TraceReaderCache::forget(const std::string& path) {
   kept_.erase(path);
+}
+
+void TraceReaderCache::retain(const std::vector<std::string>& paths) {
+  if (kept_.empty()) return;
+  const std::unordered_set<std::string> listed(paths.begin(), paths.end());
+  std::erase_if(kept_, [&](const auto& entry) { return !listed.contains(entry.first); });
 }
 
 namespace {

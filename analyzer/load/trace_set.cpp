@@ -75,6 +75,12 @@ Result<TraceSet> load_trace_set(const std::string& dir, const LoadOptions& optio
       dir, options.step, options.dir_cache,
       options.group != nullptr ? check_files_across(*options.group) : trace::CheckTraceFiles{});
   if (!listing.ok()) return listing.status();
+  if (options.reader_cache != nullptr) {
+    std::vector<std::string> listed;
+    listed.reserve(listing->files.size());
+    for (const auto& f : listing->files) listed.push_back(f.path);
+    options.reader_cache->retain(listed);
+  }
   TraceSet set;
   set.dir = dir;
   set.job_id = listing->job_id;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ringside/file_stamp.h"
 #include "ringside/status.h"
@@ -39,6 +40,9 @@ class TraceReaderCache {
   // Closes the reader kept for `path` (after a failed read: the next open
   // starts from a fresh view of the file).
   void forget(const std::string& path);
+  // Closes the readers kept for files other than `paths` (a directory's listing): a file
+  // removed, or no longer one of the job's, holds neither a descriptor nor its disk space.
+  void retain(const std::vector<std::string>& paths);
 
   size_t max_open() const { return max_open_; }
   size_t kept() const { return kept_.size(); }

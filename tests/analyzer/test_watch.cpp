@@ -200,6 +200,10 @@ TEST(WatchPoll, FilesKeptOpenGiveTheReportOfFreshlyOpenedFiles) {
   }
   EXPECT_EQ(open_files.kept(), 8u);
   EXPECT_EQ(open_files.files_opened(), 8u) << "each file opened once over three polls";
+  // A file removed from the directory is not held open by the watch.
+  std::filesystem::remove(dir.path() + "/" + trace::trace_file_name("synth", 7));
+  ASSERT_TRUE(analyze_directory(dir.path(), polls).ok());
+  EXPECT_EQ(open_files.kept(), 7u);
 }
 
 // Polls that hold each rank's window rows and small tables between them (as

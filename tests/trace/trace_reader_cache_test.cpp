@@ -112,6 +112,29 @@ TEST(TraceReaderCache, AFileReplacedUnderTheSameNameIsOpenedAnew) {
   fs::remove_all(dir);
 }
 
+TEST(TraceReaderCache, FilesNoLongerListedAreClosed) {
+  const std::string dir = make_temp_dir("cache-retain");
+  std::vector<std::string> paths;
+  for (int r = 0; r < 3; ++r) {
+    paths.push_back(dir + "/" + trace_file_name("cache", r));
+    auto w = writer(paths.back(), r);
+    ASSERT_TRUE(w);
+    append_and_flush(*w, ops(0, 5));
+    ASSERT_TRUE(w->close().ok());
+  }
+  TraceReaderCache cache(8);
+  for (const std::string& p : paths) ASSERT_TRUE(cache.open(p).ok());
+  ASSERT_EQ(cache.kept(), 3u);
+  fs::remove(paths[1]);
+  cache.retain({paths[0], paths[2]});
+  EXPECT_EQ(cache.kept(), 2u) << "the removed file's descriptor is closed";
+  cache.retain({});
+  EXPECT_EQ(cache.kept(), 0u);
+  EXPECT_TRUE(cache.open(paths[2]).ok()) << "a listed file is opened again";
+  EXPECT_EQ(cache.files_opened(), 4u);
+  fs::remove_all(dir);
+}
+
 TEST(TraceReaderCache, PastTheDescriptorBoundFilesAreOpenedPerUse) {
   const std::string dir = make_temp_dir("cache-bound");
   std::vector<std::string> paths;
