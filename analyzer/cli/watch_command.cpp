@@ -36,9 +36,10 @@ void add_watch_command(CLI::App& app, int& exit_code) {
   auto open_files = std::make_shared<size_t>(0);
   CLI::Option* open_files_opt =
       cmd->add_option("--open-files", *open_files,
-                      "trace files kept open between polls (each costs a descriptor and ~1.4 "
-                      "MB and saves opening it again: a third of a poll's CPU at 1024 ranks; "
-                      "the others are opened at every pass); default 0: none")
+                      "trace files kept open between polls (each costs a descriptor and ~1.1 "
+                      "MB and saves opening it again: a quarter of a poll's CPU at 1024 ranks; "
+                      "the others are opened at every poll); default: the open-file limit, "
+                      "raised to its hard limit, less 64; 0: none")
           ->check(CLI::Range(size_t{0}, size_t{1} << 24));
   auto step = std::make_shared<std::string>();
   CLI::Option* step_opt =
