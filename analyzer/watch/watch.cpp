@@ -209,6 +209,17 @@ std::string prometheus_text(const Report& r) {
   return out;
 }
 
+Result<Report> final_report(const WatchOptions& o, trace::TraceReaderCache& kept) {
+  // HDF5 gives a file opened again in the same process the state of the open it already
+  // has: a kept reader's view as of its last refresh, not what the writers added since.
+  kept.retain({});
+  // The post-mortem report: files still open now are what the job left behind.
+  AnalyzeOptions final_options = o.analyze;
+  final_options.progress = false;
+  final_options.window_ops = 0;
+  return analyze_directory(o.dir, final_options);
+}
+
 int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   const auto started = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
@@ -313,13 +324,7 @@ int run_watch(const WatchOptions& o, std::ostream& out, std::ostream& err) {
   }
   commands.finish(err);
   if (last) {
-    // The final report is the post-mortem one: files still open now are what
-    // the job left behind.
-    AnalyzeOptions final_options = o.analyze;
-    final_options.progress = false;
-    final_options.window_ops = 0;
-    if (auto final_report = analyze_directory(o.dir, final_options); final_report.ok())
-      last = final_report.value();
+    if (auto report = final_report(o, open_files); report.ok()) last = std::move(report.value());
   }
   if (!last) {
     err << "ringside watch: no readable trace in " << o.dir << " after " << fmt("%.0f", elapsed())

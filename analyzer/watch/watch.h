@@ -13,6 +13,7 @@
 #include <string>
 
 #include "analyze.h"
+#include "ringside/trace_reader_cache.h"
 
 namespace ringside::analysis::watch {
 
@@ -42,6 +43,10 @@ struct WatchOptions {
 // Returns the exit code: that of `ringside analyze` on the final state, or 2
 // when the directory never held a readable trace before --until.
 int run_watch(const WatchOptions& options, std::ostream& out, std::ostream& err);
+
+// The watch's final report: `analyze` on the whole job, once every file `kept` open by
+// the polls is closed (a file opened again in the process would be read as they saw it).
+Result<Report> final_report(const WatchOptions& options, trace::TraceReaderCache& kept);
 
 // The Prometheus text exposition of a report (label values escaped).
 std::string prometheus_text(const Report& report);

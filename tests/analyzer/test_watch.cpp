@@ -495,6 +495,48 @@ TEST(WatchPoll, PollsWithNoNewDataReuseTheLastAnalysis) {
   EXPECT_NE(out.str().find("new finding"), std::string::npos) << "the straggler is announced";
 }
 
+// The final report reads the files as their writers left them, not as the readers the
+// polls kept open last saw them (HDF5 would give a file opened again their state).
+TEST(WatchPoll, TheFinalReportSeesWhatWasWrittenAfterTheLastPoll) {
+  test::TempDir dir("watch-final-report");
+  std::string path;
+  auto w = live_writer(dir.path(), "final", path);
+  ASSERT_TRUE(w);
+  const trace::CommRecord comm = test::hand_comm(77, 1, 0);
+  ASSERT_TRUE(w->append(std::span<const trace::CommRecord>(&comm, 1)).ok());
+  const std::vector<trace::OpRecord> ops =
+      test::hand_ops(trace::OpKind::kAllReduce, 77, 66, 1'000'000, 1'000'000, 100'000);
+  // Each flush with the op after its rows outstanding (/pending).
+  auto write = [&](size_t from, size_t n) {
+    ASSERT_TRUE(w->append(std::span<const trace::OpRecord>(ops).subspan(from, n)).ok());
+    trace::OpRecord outstanding = ops[from + n];
+    outstanding.status = static_cast<uint8_t>(trace::OpStatus::kHostPending);
+    outstanding.t_exit_ns = outstanding.t_dev_start_ns = outstanding.t_dev_end_ns =
+        trace::kUnknownTime;
+    trace::StatsRecord stats{};
+    stats.t_ns = ops[from + n - 1].t_dev_end_ns;
+    ASSERT_TRUE(w->flush(std::span<const trace::OpRecord>(&outstanding, 1), stats).ok());
+  };
+  write(0, 40);
+  trace::TraceReaderCache kept(8);
+  AnalyzeOptions poll = live_poll_options();
+  poll.window_ops = 0;
+  poll.reader_cache = &kept;
+  auto seen = analyze_directory(dir.path(), poll);
+  ASSERT_TRUE(seen.ok()) << seen.message();
+  ASSERT_GT(seen->records, 0u);
+  ASSERT_EQ(kept.kept(), 1u);
+  const uint64_t per_row = seen->records / 40;  // each pass of the analysis counts them
+  write(40, 25);
+  WatchOptions o;
+  o.dir = dir.path();
+  auto last = final_report(o, kept);
+  ASSERT_TRUE(last.ok()) << last.message();
+  EXPECT_TRUE(last->warnings.empty()) << last->warnings.front();
+  EXPECT_EQ(last->records, 65 * per_row) << "the rows flushed after the last poll are in it";
+  EXPECT_EQ(kept.kept(), 0u);
+}
+
 // A command run for a finding gets neither the trace files the watch keeps open (by
 // default, every file) nor the open-file limit the watch raised for them.
 TEST(WatchPoll, AnOnFindingCommandGetsNoneOfTheWatchsFilesNorItsRaisedLimit) {
